@@ -1,0 +1,21 @@
+"""tilelang: an ahead-of-time compiler for a tile language.
+
+This module only re-exports; compiler parts load on first use so that
+``import tilelang`` stays light and an AOT library loads without the compiler.
+"""
+__version__ = "0.1.0"
+
+__all__ = ["kernel", "jit", "compile", "load", "language", "__version__"]
+
+
+def __getattr__(name):
+    if name in ("kernel", "jit", "compile"):
+        from . import decorators as _dec
+        return getattr(_dec, name)
+    if name == "load":
+        from .runtime.artifact import load
+        return load
+    if name == "language":
+        from . import language
+        return language
+    raise AttributeError(f"module 'tilelang' has no attribute {name!r}")

@@ -1,0 +1,97 @@
+"""The dtypes of the tile language: one table shared by every layer.
+
+A leaf module (imports only numpy / ml_dtypes, lazily) so that the IR, the compiler
+and the compiler-free runtime all agree on names, sizes and numpy equivalents.
+"""
+from __future__ import annotations
+
+# name -> (bits, kind) ; kind: "float" | "int" | "uint" | "bool"
+_TABLE = {
+    "float64": (64, "float"),
+    "float32": (32, "float"),
+    "float16": (16, "float"),
+    "bfloat16": (16, "float"),
+    "float8_e4m3": (8, "float"),
+    "float8_e5m2": (8, "float"),
+    "int64": (64, "int"),
+    "int32": (32, "int"),
+    "int8": (8, "int"),
+    "uint8": (8, "uint"),
+    "bool": (8, "bool"),
+}
+
+DTYPES = tuple(_TABLE)
+
+# Spellings users write (TileLang, numpy, torch habits) -> canonical name.
+ALIASES = {
+    "float": "float32", "half": "float16", "fp16": "float16", "fp32": "float32",
+    "fp64": "float64", "double": "float64", "bf16": "bfloat16",
+    "float8_e4m3fn": "float8_e4m3", "e4m3": "float8_e4m3", "fp8_e4m3": "float8_e4m3",
+    "e5m2": "float8_e5m2", "fp8_e5m2": "float8_e5m2", "int": "int32",
+}
+
+# numpy / ml_dtypes names of each dtype (ml_dtypes spells the e4m3 we use "float8_e4m3fn").
+_NUMPY_NAME = {"float8_e4m3": "float8_e4m3fn", "bool": "bool"}
+
+
+def canonical(name: str) -> str | None:
+    """The canonical dtype name for `name`, or None if it is not a dtype."""
+    if name in _TABLE:
+        return name
+    return ALIASES.get(name)
+
+
+def bits(dtype: str) -> int:
+    return _TABLE[dtype][0]
+
+
+def nbytes(dtype: str) -> int:
+    return max(1, _TABLE[dtype][0] // 8)
+
+
+def is_float(dtype: str) -> bool:
+    return _TABLE[dtype][1] == "float"
+
+
+def is_int(dtype: str) -> bool:
+    """Integer types, signed or unsigned (not bool)."""
+    return _TABLE[dtype][1] in ("int", "uint")
+
+
+def is_signed(dtype: str) -> bool:
+    return _TABLE[dtype][1] in ("int", "float")
+
+
+def is_bool(dtype: str) -> bool:
+    return dtype == "bool"
+
+
+def is_low_precision_float(dtype: str) -> bool:
+    """Floats that the CPU computes in float32 (loaded and stored by conversion)."""
+    return dtype in ("float16", "bfloat16", "float8_e4m3", "float8_e5m2")
+
+
+def numpy_dtype(dtype: str):
+    """The numpy dtype object for `dtype` (bf16 and fp8 through ml_dtypes)."""
+    import numpy as np
+    name = _NUMPY_NAME.get(dtype, dtype)
+    if dtype in ("bfloat16", "float8_e4m3", "float8_e5m2"):
+        import ml_dtypes
+        return np.dtype(getattr(ml_dtypes, name))
+    return np.dtype(name)
+
+
+def from_numpy(np_dtype) -> str | None:
+    """The tile-language dtype name of a numpy dtype, or None if it has none."""
+    name = str(np_dtype)
+    if name == "float8_e4m3fn":
+        return "float8_e4m3"
+    return name if name in _TABLE else None
+
+
+# C spelling used by generated headers: storage types for the low-precision floats.
+C_TYPES = {
+    "float64": "double", "float32": "float", "float16": "uint16_t", "bfloat16": "uint16_t",
+    "float8_e4m3": "uint8_t", "float8_e5m2": "uint8_t", "int64": "int64_t",
+    "int32": "int32_t", "int8": "int8_t", "uint8": "uint8_t", "bool": "bool",
+}

@@ -1,0 +1,328 @@
+"""IR nodes: immutable dataclasses with structural equality.
+
+Every node carries a source `span`, which is excluded from equality and hashing, so two
+IRs that differ only in where they came from compare equal (this is what the
+print -> parse round-trip tests rely on).
+
+One IR, progressively lowered: tile ops (Copy, Gemm, Fill, Reduce, TileAtomic) at the
+top; loops, loads, stores and intrinsic calls below. Conventions:
+
+* Sequences are tuples. Scalar expressions carry their `dtype` (a canonical name from
+  `tilelang.dtypes`).
+* Variables compare by (name, dtype); the builder keeps names unique within a function.
+* Loops run from `min` for `extent` iterations with step 1.
+* Index arithmetic is int32 at the IR level; codegen widens addresses to int64.
+* `//` and `%` are floor division / modulo (Python semantics).
+* A `Load` of a buffer outside its shape is undefined; the `predicate` pass guards
+  global accesses, and `Select` evaluates only the arm it picks.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Span:
+    file: str
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.col}"
+
+
+NO_SPAN = Span("<unknown>", 0, 0, 0, 0)
+
+
+def _span():
+    return field(default=NO_SPAN, compare=False, repr=False, kw_only=True)
+
+
+class Node:
+    """Base of all IR nodes."""
+    __slots__ = ()
+
+
+# ----------------------------------------------------------------------------- expressions
+
+class Expr(Node):
+    __slots__ = ()
+
+
+@dataclass(frozen=True)
+class Const(Expr):
+    value: int | float | bool
+    dtype: str
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Var(Expr):
+    """A scalar variable: loop variable, block index, let-binding, scalar parameter or
+    symbolic size (`T.dynamic`)."""
+    name: str
+    dtype: str = "int32"
+    span: Span = _span()
+
+
+BINARY_OPS = ("+", "-", "*", "/", "//", "%", "min", "max",
+              "<", "<=", ">", ">=", "==", "!=", "and", "or")
+COMPARISONS = ("<", "<=", ">", ">=", "==", "!=")
+
+
+@dataclass(frozen=True)
+class Binary(Expr):
+    op: str          # one of BINARY_OPS; comparisons and and/or have dtype "bool"
+    lhs: Expr
+    rhs: Expr
+    dtype: str
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Unary(Expr):
+    op: str          # "-" | "not"
+    operand: Expr
+    dtype: str
+    span: Span = _span()
+
+
+# Intrinsic calls (printed T.<name>(...)): math on floats and a few integer helpers.
+INTRINSICS = ("exp", "exp2", "log", "log2", "sqrt", "rsqrt", "tanh", "sigmoid", "abs",
+              "ceildiv", "floor", "ceil", "erf")
+
+
+@dataclass(frozen=True)
+class Call(Expr):
+    name: str        # one of INTRINSICS
+    args: tuple[Expr, ...]
+    dtype: str
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Cast(Expr):
+    value: Expr
+    dtype: str
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Select(Expr):
+    """T.if_then_else(cond, a, b): evaluates only the chosen arm."""
+    cond: Expr
+    true_value: Expr
+    false_value: Expr
+    dtype: str
+    span: Span = _span()
+
+
+SCOPES = ("global", "shared", "fragment", "local", "var")
+
+
+@dataclass(frozen=True)
+class Buffer(Node):
+    """A tensor: a kernel parameter (scope "global"), a workspace (`T.alloc_global`,
+    scope "global") or a block-local allocation. `T.alloc_var` gives a rank-0 buffer of
+    scope "var", read and written by its bare name."""
+    name: str
+    shape: tuple[Expr, ...]
+    dtype: str
+    scope: str = "global"
+    span: Span = _span()
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+
+@dataclass(frozen=True)
+class Load(Expr):
+    buffer: Buffer
+    indices: tuple[Expr, ...]
+    dtype: str
+    span: Span = _span()
+
+
+# ----------------------------------------------------------------------------- statements
+
+class Stmt(Node):
+    __slots__ = ()
+
+
+@dataclass(frozen=True)
+class Seq(Stmt):
+    stmts: tuple[Stmt, ...]
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Let(Stmt):
+    """`name = value`: binds `var` for the rest of the enclosing block (no rebinding)."""
+    var: Var
+    value: Expr
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Alloc(Stmt):
+    """Declares a block-local buffer (or a global workspace) for the rest of the
+    enclosing block. `init` is the initial value of a `T.alloc_var`."""
+    buffer: Buffer
+    init: Expr | None = None
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Store(Stmt):
+    buffer: Buffer
+    indices: tuple[Expr, ...]
+    value: Expr
+    span: Span = _span()
+
+
+ATOMIC_OPS = ("add", "max", "min")
+
+
+@dataclass(frozen=True)
+class Atomic(Stmt):
+    """Scalar atomic read-modify-write: T.atomic_add(C[i, j], value)."""
+    op: str
+    buffer: Buffer
+    indices: tuple[Expr, ...]
+    value: Expr
+    span: Span = _span()
+
+
+LOOP_KINDS = ("serial", "parallel", "pipelined", "unroll", "vectorized")
+
+
+@dataclass(frozen=True)
+class For(Stmt):
+    var: Var
+    min: Expr
+    extent: Expr
+    kind: str                                   # one of LOOP_KINDS
+    body: Stmt
+    annotations: tuple[tuple[str, object], ...] = ()   # sorted (key, value); e.g. num_stages
+    span: Span = _span()
+
+    def annotation(self, key: str, default=None):
+        return dict(self.annotations).get(key, default)
+
+
+@dataclass(frozen=True)
+class If(Stmt):
+    cond: Expr
+    then_body: Stmt
+    else_body: Stmt | None = None
+    span: Span = _span()
+
+
+# ----------------------------------------------------------------------------- tile ops
+
+@dataclass(frozen=True)
+class Region(Node):
+    """A box of a buffer: start corner and constant extents (one per buffer dim)."""
+    buffer: Buffer
+    starts: tuple[Expr, ...]
+    extents: tuple[int, ...]
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Copy(Stmt):
+    """T.copy(src, dst): elementwise copy with dtype conversion. The shapes of the two
+    regions agree after dropping unit dims. Out-of-bounds global reads give 0 and
+    out-of-bounds writes are dropped (made explicit by the predicate pass)."""
+    src: Region
+    dst: Region
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Gemm(Stmt):
+    """C += op(A) @ op(B) (C = ... when clear_accum)."""
+    a: Region
+    b: Region
+    c: Region
+    transpose_a: bool = False
+    transpose_b: bool = False
+    clear_accum: bool = False
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Fill(Stmt):
+    """T.fill(dst, value); T.clear(dst) is Fill(dst, 0)."""
+    dst: Region
+    value: Expr
+    span: Span = _span()
+
+
+REDUCE_KINDS = ("sum", "max", "min", "abssum", "absmax")
+
+
+@dataclass(frozen=True)
+class Reduce(Stmt):
+    """T.reduce_<kind>(src, dst, dim, clear): reduces `src` along `dim` into `dst`, whose
+    shape is src's with that dim removed. With clear=False the result is combined with
+    dst's current contents."""
+    kind: str
+    src: Buffer
+    dst: Buffer
+    dim: int
+    clear: bool = True
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class TileAtomic(Stmt):
+    """T.atomic_add(C[i, j], C_f): atomically combines a whole tile into global memory
+    (split-K). Elements outside the destination's bounds are dropped."""
+    op: str
+    dst: Region
+    src: Region
+    span: Span = _span()
+
+
+# ----------------------------------------------------------------------------- functions
+
+@dataclass(frozen=True)
+class Kernel(Stmt):
+    """`with T.Kernel(gx, gy, gz, threads=t) as (bx, by, bz)`: the block grid. Blocks are
+    independent; `block_vars[i]` ranges over `0 .. grid[i]-1`."""
+    grid: tuple[Expr, ...]
+    block_vars: tuple[Var, ...]
+    threads: int
+    body: Stmt
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class PrimFunc(Node):
+    """A kernel. `params` are Buffers (tensors) or Vars (scalars), in signature order.
+    `symbols` are the symbolic sizes (T.dynamic) the signature uses, in first-use order.
+    `body` is a Seq of Lets/Allocs of global workspaces followed by exactly one Kernel."""
+    name: str
+    params: tuple[Buffer | Var, ...]
+    symbols: tuple[Var, ...]
+    body: Stmt
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Module(Node):
+    funcs: tuple[PrimFunc, ...]
+    span: Span = _span()
+
+    def func(self, name: str) -> PrimFunc:
+        for f in self.funcs:
+            if f.name == name:
+                return f
+        raise KeyError(name)
+
+
+__all__ = ["Span", "Node", "Expr", "Const", "Var", "Binary", "Unary", "Call", "Cast", "Select", "Buffer", "Load", "Stmt", "Seq", "Let", "Alloc", "Store", "Atomic", "For", "If", "Region", "Copy", "Gemm", "Fill", "Reduce", "TileAtomic", "Kernel", "PrimFunc", "Module", "NO_SPAN", "BINARY_OPS", "COMPARISONS", "INTRINSICS", "SCOPES", "ATOMIC_OPS", "LOOP_KINDS", "REDUCE_KINDS"]
