@@ -118,12 +118,10 @@ def render(diag: Diagnostic, sources: SourceMap | None = None) -> str:
                 continue
             out.append(f"{str(line).rjust(width)} | {text}")
             out.extend(f"{pad} | {row}" for row in _underlines(group, len(text)))
-        if diag.notes or diag.help:
-            pass
-    for note in diag.notes:
-        out.append(f"{' ' * (len(str(diag.primary.line)) if diag.primary else 0)} = note: {note}")
+    indent = " " * (len(str(max(l.line for l in labels))) if labels else 0)
+    out.extend(f"{indent} = note: {note}" for note in diag.notes)
     if diag.help:
-        out.append(f"{' ' * (len(str(diag.primary.line)) if diag.primary else 0)} = help: {diag.help}")
+        out.append(f"{indent} = help: {diag.help}")
     return "\n".join(out)
 
 
