@@ -1,0 +1,65 @@
+"""The driver: ties frontend -> passes -> codegen -> cache -> runtime together.
+
+    compile_source(text, filename, ...) -> Library      (`.tl` text)
+    compile_file(path, ...) -> Library                  (`.tl` file)
+    compile_pyfunc(fn, ...) -> Library                  (a `T.Tensor`-annotated function)
+
+Importing this package loads neither lark nor llvmlite; each stage imports its layer when
+it first runs, so a warm start served from the cache stays fast.
+"""
+from __future__ import annotations
+
+from ..diagnostics import Diagnostic, TileLangError
+from ..diagnostics.codes_driver import FILE_NOT_FOUND
+from .build import build_module, build_source, compile_to_object
+from .emit import KINDS, ir_text, text_output, write_output
+from .log import STATS
+from .options import Options, make_options
+from . import stages
+
+__all__ = ["compile_source", "compile_file", "compile_pyfunc", "read_source", "parse",
+           "make_options", "Options", "ir_text", "text_output", "write_output", "KINDS",
+           "STATS", "build_module", "compile_to_object"]
+
+
+def compile_source(text: str, filename: str = "<string>", *, defines=None, target="cpu",
+                   opt=3, kernel=None, cpu=None, features=None, dump_after=(),
+                   dump_dir=None, verify_each=False):
+    """Compile `.tl` source text and load it: a runtime `Library` of its kernels."""
+    options = make_options(defines=defines, target=target, opt=opt, kernel=kernel, cpu=cpu,
+                           features=features, dump_after=dump_after, dump_dir=dump_dir,
+                           verify_each=verify_each)
+    return build_source(text, filename, options)
+
+
+def compile_file(path, **kwargs):
+    """Compile a `.tl` file and load it (keywords as `compile_source`)."""
+    path = str(path)
+    return compile_source(read_source(path), path, **kwargs)
+
+
+def compile_pyfunc(pyfunc, **kwargs):
+    """Compile a `T.Tensor`-annotated Python function (keywords as `compile_source`)."""
+    options = make_options(**kwargs)
+    return build_module(stages.parse_pyfunc(pyfunc, options), options)
+
+
+def parse(text: str, filename: str, options: Options):
+    """`.tl` text to the IR module the options select (for `tilec ir` and the emitters)."""
+    return stages.parse_text(text, filename, options)
+
+
+def read_source(path: str) -> str:
+    """The text of a source file; a missing or unreadable file is a user error."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except FileNotFoundError:
+        reason = "no such file"
+    except IsADirectoryError:
+        reason = "it is a directory"
+    except UnicodeDecodeError:
+        reason = "it is not UTF-8 text"
+    except OSError as e:
+        reason = e.strerror or str(e)
+    raise TileLangError(Diagnostic(FILE_NOT_FOUND, f"cannot read `{path}`: {reason}"))

@@ -1,0 +1,71 @@
+"""Cache keys (DESIGN §7): what decides that two compiles give the same artifact.
+
+The key of an artifact is the canonical printed IR (after parsing, so comments and
+whitespace do not matter) + defines + target triple, CPU and features + options + the
+compiler's identity. A second, cheaper key maps the exact source text to that canonical
+key, so that a warm start of a `.tl` file needs neither the parser nor llvmlite.
+
+The compiler's identity is its version plus a fingerprint of its own source files (size
+and mtime), so editing the compiler invalidates what it compiled before.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+
+from .. import __version__
+from .host import llvmlite_fingerprint
+
+# The packages whose code decides what an artifact contains (not the runtime: it reads
+# artifacts, it does not make them).
+_COMPILER_PARTS = ("frontend", "ir", "passes", "codegen", "language", "driver")
+_COMPILER_FILES = ("dtypes.py",)
+
+_fingerprint: str | None = None
+
+
+def compiler_identity() -> str:
+    global _fingerprint
+    if _fingerprint is None:
+        _fingerprint = f"{__version__}+{_source_fingerprint()}"
+    return _fingerprint
+
+
+def _source_fingerprint() -> str:
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    h = hashlib.sha256()
+    files = [os.path.join(root, f) for f in _COMPILER_FILES]
+    for part in _COMPILER_PARTS:
+        for dirpath, dirnames, filenames in os.walk(os.path.join(root, part)):
+            dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+            files.extend(os.path.join(dirpath, f) for f in sorted(filenames)
+                         if f.endswith((".py", ".lark")))
+    for path in files:
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        h.update(f"{os.path.relpath(path, root)}:{st.st_size}:{st.st_mtime_ns}\n".encode())
+    h.update(llvmlite_fingerprint().encode())
+    return h.hexdigest()[:16]
+
+
+def _digest(parts: dict) -> str:
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=repr).encode()).hexdigest()
+
+
+def _option_parts(options, target: dict) -> dict:
+    return {"defines": [list(d) for d in options.defines], "target": options.target,
+            "triple": target["triple"], "cpu": target["cpu"], "features": target["features"],
+            "opt": options.opt, "compiler": compiler_identity()}
+
+
+def artifact_key(canonical_ir: str, options, target: dict) -> str:
+    """The key of the compiled artifact of an IR module (already kernel-selected)."""
+    return _digest({"ir": canonical_ir, **_option_parts(options, target)})
+
+
+def source_key(text: str, options, target: dict) -> str:
+    """The key of a `.tl` text as written: maps to its artifact key without parsing."""
+    return _digest({"source": text, "kernel": options.kernel, **_option_parts(options, target)})

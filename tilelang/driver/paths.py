@@ -1,0 +1,45 @@
+"""Where the driver keeps things on disk, and how it writes them (atomically)."""
+from __future__ import annotations
+
+import os
+import tempfile
+
+
+def cache_dir() -> str:
+    """`TILELANG_CACHE_DIR`, default `~/.cache/tilelang` (DESIGN §7)."""
+    env = os.environ.get("TILELANG_CACHE_DIR")
+    if env:
+        return os.path.abspath(os.path.expanduser(env))
+    return os.path.join(os.path.expanduser("~"), ".cache", "tilelang")
+
+
+def cache_disabled() -> bool:
+    return os.environ.get("TILELANG_DISABLE_CACHE", "") not in ("", "0", "false", "False")
+
+
+def atomic_write(path: str, data: bytes, mode: int = 0o644) -> None:
+    """Write `data` to `path` so that readers see the old file or the whole new one, never
+    a torn write: a temp file in the same directory, then rename."""
+    directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix="-" + os.path.basename(path))
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.chmod(tmp, mode)        # mkstemp makes 0600; outputs should look like any file
+        os.replace(tmp, path)
+    except BaseException:
+        _unlink_quietly(tmp)
+        raise
+
+
+def atomic_copy(src: str, dst: str, mode: int = 0o644) -> None:
+    with open(src, "rb") as f:
+        atomic_write(dst, f.read(), mode)
+
+
+def _unlink_quietly(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass

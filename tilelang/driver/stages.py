@@ -1,0 +1,92 @@
+"""The compiler's stages as the driver calls them: parse, pick a kernel, lower, codegen.
+
+Each stage imports its layer on first use, so that `import tilelang.driver` (and a warm
+start served from the cache) loads neither lark nor llvmlite.
+"""
+from __future__ import annotations
+
+from ..diagnostics import Diagnostic, TileLangError
+from ..diagnostics.codes_driver import UNKNOWN_KERNEL, UNKNOWN_PASS
+
+PARSE_STAGE = "parse"      # the IR straight from the frontend, before any pass
+
+
+def parse_text(text: str, filename: str, options):
+    from ..frontend import parse_module
+    return select_kernel(parse_module(text, filename, defines=options.defines_dict() or None),
+                         options.kernel)
+
+
+def parse_pyfunc(pyfunc, options):
+    from ..frontend import parse_function
+    return select_kernel(parse_function(pyfunc, constants=options.defines_dict() or None),
+                         options.kernel)
+
+
+def select_kernel(module, kernel: str | None):
+    """The module with only `kernel` in it (all kernels when `kernel` is None)."""
+    if kernel is None:
+        return module
+    names = [f.name for f in module.funcs]
+    if kernel not in names:
+        raise TileLangError(Diagnostic(
+            UNKNOWN_KERNEL, f"no kernel named `{kernel}`",
+            notes=[f"kernels defined: {', '.join(names) if names else '(none)'}"]))
+    from dataclasses import replace
+    return replace(module, funcs=tuple(f for f in module.funcs if f.name == kernel))
+
+
+def canonical_text(module) -> str:
+    from ..ir.printer import print_module
+    return print_module(module)
+
+
+def pass_names(target: str) -> list[str]:
+    from ..passes.manager import pipeline
+    return [p.name for p in pipeline(target)]
+
+
+def check_pass_names(names, target: str, allow_all: bool) -> None:
+    """Unknown names (for `--after` / `--dump-after`) are a user error listing valid ones."""
+    valid = pass_names(target)
+    accepted = set(valid) | ({"all"} if allow_all else set()) | {PARSE_STAGE}
+    for name in names:
+        if name not in accepted:
+            raise TileLangError(Diagnostic(
+                UNKNOWN_PASS, f"unknown pass `{name}`",
+                notes=[f"the {target} pipeline is: {', '.join(valid)}"],
+                help="use one of the names above" + (" or `all`" if allow_all else "")))
+
+
+def lower(module, options, until: str | None = None):
+    """Run the target pipeline (up to and including pass `until`, if given)."""
+    from ..passes.manager import PassManager, pipeline
+    check_pass_names(options.dump_after, options.target, allow_all=True)
+    if until is not None:
+        check_pass_names([until], options.target, allow_all=False)
+        if until == PARSE_STAGE:
+            return module
+    passes = list(pipeline(options.target))
+    if until is not None:
+        passes = passes[:[p.name for p in passes].index(until) + 1]
+    manager = PassManager(passes, verify_each=options.verify_each,
+                          dump_after=tuple(options.dump_after), dump_dir=options.dump_dir)
+    return manager.run(module)
+
+
+def codegen(lowered, options, target: dict):
+    """LLVM codegen of a fully lowered module: a CompiledObject (llvm_ir, object, asm,
+    manifest)."""
+    from ..codegen.llvm import compile_module
+    return compile_module(lowered, opt=options.opt, cpu=target["cpu"],
+                          features=target["features"], triple=target["triple"])
+
+
+def link(compiled, so_path: str) -> None:
+    from ..codegen.llvm import link_shared
+    link_shared(compiled.object, so_path)
+
+
+def header(compiled) -> str:
+    from ..codegen.llvm import c_header
+    return c_header(compiled.manifest)
