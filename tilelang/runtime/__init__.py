@@ -1,1 +1,18 @@
+"""The runtime: loads compiled kernels from their manifests, binds and checks arguments,
+launches grids on a thread pool, and keeps the disk cache.
 
+It imports nothing of the compiler (ir, frontend, passes, codegen, lark, llvmlite), so an
+AOT library runs in a process that has none of it. Names load on first use.
+"""
+__all__ = ["load", "Library", "Kernel", "Cache", "ArtifactError", "LaunchTypeError",
+           "LaunchValueError"]
+
+_HOME = {"load": "artifact", "Library": "artifact", "Kernel": "artifact", "Cache": "cache",
+         "ArtifactError": "errors", "LaunchTypeError": "errors", "LaunchValueError": "errors"}
+
+
+def __getattr__(name):
+    if name in _HOME:
+        import importlib
+        return getattr(importlib.import_module(f"{__name__}.{_HOME[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

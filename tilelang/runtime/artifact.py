@@ -1,0 +1,199 @@
+"""Loading compiled kernels: a `.so` with an embedded manifest, or (for the JIT) any
+already loaded code whose symbols can be resolved to addresses.
+
+    lib = load("gemm.so")
+    lib.gemm(a, b, c)                 # or lib["gemm"](...)
+    c = lib.gemm(a, b, out_idx=[-1])  # allocate and return the last parameter
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+
+from .binding import BindingPlan, normalize_out_idx
+from .errors import ArtifactError
+from .launch import check_num_threads, launch
+from .manifest import KernelSpec, parse
+
+_ARGS_PTR = ctypes.POINTER(ctypes.c_int64)
+_BLOCKS_T = ctypes.CFUNCTYPE(None, _ARGS_PTR, ctypes.c_int64, ctypes.c_int64)
+_NUM_BLOCKS_T = ctypes.CFUNCTYPE(ctypes.c_int64, _ARGS_PTR)
+_MANIFEST_T = ctypes.CFUNCTYPE(ctypes.c_char_p)
+_UNSET = object()
+
+
+class Kernel:
+    """One kernel of a library: call it with arguments matching its manifest signature.
+
+    `kernel(*args, out_idx=None, num_threads=None, **kwargs)`; `out_idx` and
+    `num_threads` given here override the defaults the kernel was created with.
+    """
+
+    def __init__(self, spec: KernelSpec, blocks_addr: int, num_blocks_addr: int, owner,
+                 out_idx=None, num_threads=None):
+        self.spec = spec
+        self.name = spec.name
+        self._owner = owner                        # keeps the code mapped while we live
+        self._blocks = _BLOCKS_T(blocks_addr)
+        self._num_blocks = _NUM_BLOCKS_T(num_blocks_addr)
+        normalize_out_idx(spec, out_idx)           # reject a bad default now, not per call
+        self._default_out_idx = out_idx
+        self._num_threads = None if num_threads is None else check_num_threads(num_threads)
+        self._plans: dict = {}
+        self._plan: BindingPlan | None = None      # for the default out_idx, built lazily
+
+    @property
+    def params(self):
+        return self.spec.params
+
+    @property
+    def symbols(self):
+        return self.spec.symbols
+
+    @property
+    def manifest(self) -> dict:
+        return self.spec.raw
+
+    def signature(self) -> str:
+        return self.spec.signature()
+
+    def __repr__(self) -> str:
+        return f"<tilelang.Kernel {self.spec.signature()}>"
+
+    def plan(self, out_idx=_UNSET) -> BindingPlan:
+        """The binding plan for `out_idx` (the kernel's default when not given)."""
+        if out_idx is _UNSET:
+            if self._plan is None:
+                self._plan = BindingPlan(self.spec, self._default_out_idx)
+            return self._plan
+        key = tuple(out_idx) if isinstance(out_idx, (list, tuple)) else out_idx
+        plan = self._plans.get(key)
+        if plan is None:
+            plan = self._plans[key] = BindingPlan(self.spec, out_idx)
+        return plan
+
+    def __call__(self, *args, out_idx=_UNSET, num_threads=None, **kwargs):
+        plan = self._plan if out_idx is _UNSET and self._plan is not None else self.plan(out_idx)
+        slots, keep, result = plan.bind(args, kwargs)
+        if num_threads is None:
+            num_threads = self._num_threads
+        else:
+            check_num_threads(num_threads)
+        launch(self._blocks, self._num_blocks, slots, num_threads)
+        del keep                                   # arrays stayed alive through the launch
+        return result
+
+
+class Library:
+    """The kernels of one manifest, resolved to code addresses.
+
+    Build with `load(path)` for a shared library, or `Library.from_cdll` /
+    `Library.from_symbols` (the JIT path) to wrap code that is already loaded.
+    """
+
+    def __init__(self, manifest, resolve, owner, path: str | None = None, out_idx=None,
+                 num_threads=None):
+        where = path or "<in-memory library>"
+        parsed = parse(manifest, where)
+        self.path = path
+        self._owner = owner
+        self.manifest = {k: v for k, v in parsed.items() if k != "specs"}
+        self._kernels: dict[str, Kernel] = {}
+        for spec in parsed["specs"]:
+            blocks = _resolve(resolve, f"{spec.name}__blocks", where)
+            num_blocks = _resolve(resolve, f"{spec.name}__num_blocks", where)
+            default = out_idx.get(spec.name) if isinstance(out_idx, dict) else out_idx
+            self._kernels[spec.name] = Kernel(spec, blocks, num_blocks, owner, default,
+                                              num_threads)
+
+    @classmethod
+    def from_cdll(cls, cdll: ctypes.CDLL, manifest=None, *, path=None, out_idx=None,
+                  num_threads=None) -> "Library":
+        """Wrap a loaded shared library; the manifest is read from it unless given.
+        `out_idx` is a default for every kernel, or a dict kernel name -> out_idx."""
+        path = path or getattr(cdll, "_name", None)
+        if manifest is None:
+            manifest = _read_manifest(lambda n: _cdll_address(cdll, n), path or "<library>")
+        return cls(manifest, lambda n: _cdll_address(cdll, n), cdll, path, out_idx,
+                   num_threads)
+
+    @classmethod
+    def from_symbols(cls, manifest, resolve, owner, *, out_idx=None,
+                     num_threads=None) -> "Library":
+        """Wrap in-memory code (e.g. an MCJIT engine): `resolve(symbol) -> address` (0 or
+        None when missing); `owner` is kept alive as long as any kernel is. The manifest
+        (dict or JSON) is read through `tilelang_manifest` when None."""
+        if manifest is None:
+            manifest = _read_manifest(resolve, "<in-memory library>")
+        return cls(manifest, resolve, owner, None, out_idx, num_threads)
+
+    @property
+    def kernels(self) -> dict:
+        return dict(self._kernels)
+
+    def __getitem__(self, name: str) -> Kernel:
+        try:
+            return self._kernels[name]
+        except KeyError:
+            raise KeyError(f"no kernel {name!r} in {self.path or 'this library'}; it has "
+                           f"{sorted(self._kernels)}") from None
+
+    def __getattr__(self, name: str) -> Kernel:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        kernels = self.__dict__.get("_kernels", {})
+        if name in kernels:
+            return kernels[name]
+        raise AttributeError(f"no kernel {name!r} in {self.path or 'this library'}; it has "
+                             f"{sorted(kernels)}")
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._kernels
+
+    def __iter__(self):
+        return iter(self._kernels.values())
+
+    def __len__(self) -> int:
+        return len(self._kernels)
+
+    def __repr__(self) -> str:
+        return f"<tilelang.Library {self.path or '(in memory)'}: {', '.join(self._kernels)}>"
+
+
+def load(path, *, out_idx=None, num_threads=None) -> Library:
+    """Load a tilelang shared library (`tilec compile --emit so`) and its kernels."""
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"no such library: {path}")
+    try:
+        cdll = ctypes.CDLL(os.path.abspath(path))
+    except OSError as e:
+        raise ArtifactError(f"{path}: cannot load as a shared library ({e})") from None
+    return Library.from_cdll(cdll, path=path, out_idx=out_idx, num_threads=num_threads)
+
+
+def _cdll_address(cdll: ctypes.CDLL, symbol: str):
+    try:
+        fn = getattr(cdll, symbol)
+    except AttributeError:
+        return None
+    return ctypes.cast(fn, ctypes.c_void_p).value
+
+
+def _resolve(resolve, symbol: str, where: str) -> int:
+    addr = resolve(symbol)
+    if not addr:
+        raise ArtifactError(f"{where}: the manifest names a kernel but the symbol {symbol!r} "
+                            f"is missing; rebuild the library")
+    return addr
+
+
+def _read_manifest(resolve, where: str) -> bytes:
+    addr = resolve("tilelang_manifest")
+    if not addr:
+        raise ArtifactError(f"{where}: not a tilelang library (no tilelang_manifest symbol); "
+                            f"build one with `tilec compile --emit so`")
+    text = _MANIFEST_T(addr)()
+    if text is None:
+        raise ArtifactError(f"{where}: tilelang_manifest() returned NULL")
+    return text

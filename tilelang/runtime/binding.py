@@ -1,0 +1,366 @@
+"""Argument binding: check call arguments against a kernel's manifest and pack the ABI
+`int64` args array (docs/interfaces.md: params, then symbols, then workspaces).
+
+All the work that does not depend on the argument values (dtype objects, which dim binds
+which symbol, slot numbers, error texts' ingredients) happens once per (kernel, out_idx) in
+`BindingPlan.__init__`; `BindingPlan.bind` is the per-call hot path and stays flat.
+"""
+from __future__ import annotations
+
+import ctypes
+import numbers
+import struct
+
+import numpy as np
+
+from .. import dtypes
+from .errors import LaunchTypeError, LaunchValueError, codes
+from .manifest import KernelSpec, ParamSpec
+
+_ndarray = np.ndarray
+_F64 = struct.Struct("<d")
+_I64 = struct.Struct("<q")
+_c_char_from_buffer = ctypes.c_char.from_buffer
+_addressof = ctypes.addressof
+_INT_RANGE = {"int64": (-2**63, 2**63 - 1), "int32": (-2**31, 2**31 - 1),
+              "int8": (-128, 127), "uint8": (0, 255)}
+
+
+def numpy_name(dtype: str) -> str:
+    """How numpy spells a tilelang dtype, for error messages."""
+    np_dt = dtypes.numpy_dtype(dtype)
+    if type(np_dt).__module__.startswith("numpy"):
+        return f"numpy {np_dt.name}"
+    return f"ml_dtypes.{np_dt.name}"
+
+
+def _describe_dtype(np_dt) -> str:
+    return dtypes.from_numpy(np_dt) or str(np_dt)
+
+
+def _addr_fast(a) -> int:
+    # ~4x faster than a.ctypes.data; needs a writeable, non-empty buffer with a
+    # buffer-protocol format (not ml_dtypes), else fall back.
+    try:
+        return _addressof(_c_char_from_buffer(a))
+    except (TypeError, ValueError, BufferError):
+        return a.ctypes.data
+
+
+def _addr_slow(a) -> int:
+    return a.ctypes.data
+
+
+def normalize_out_idx(spec: KernelSpec, out_idx) -> tuple:
+    """`out_idx` as a tuple of non-negative parameter indices (negative count from the end)."""
+    if out_idx is None:
+        return ()
+    items = [out_idx] if isinstance(out_idx, int) else out_idx
+    try:
+        items = list(items)
+    except TypeError:
+        raise LaunchTypeError(f"out_idx must be an int or a list of ints, got {out_idx!r}",
+                              codes.BAD_OPTION) from None
+    n = len(spec.params)
+    result = []
+    for i in items:
+        if not isinstance(i, numbers.Integral) or isinstance(i, bool):
+            raise LaunchTypeError(f"out_idx entries must be ints, got {i!r}", codes.BAD_OPTION)
+        j = int(i) + n if i < 0 else int(i)
+        if not 0 <= j < n:
+            raise LaunchValueError(f"out_idx {i} is out of range for {spec.name}, which has "
+                                   f"{n} parameters", codes.BAD_OPTION)
+        if j in result:
+            raise LaunchValueError(f"out_idx names parameter {spec.params[j].name!r} twice",
+                                   codes.BAD_OPTION)
+        if not spec.params[j].is_tensor:
+            raise LaunchValueError(f"out_idx {i} names scalar parameter "
+                                   f"{spec.params[j].name!r}; only tensors can be outputs",
+                                   codes.BAD_OPTION)
+        result.append(j)
+    return tuple(result)
+
+
+class BindingPlan:
+    """How to bind one kernel's arguments when the parameters in `out_idx` are allocated."""
+
+    def __init__(self, spec: KernelSpec, out_idx=None):
+        self.spec = spec
+        self.out_idx = normalize_out_idx(spec, out_idx)
+        outs = set(self.out_idx)
+        inputs = [(i, p) for i, p in enumerate(spec.params) if i not in outs]
+        self.names = tuple(p.name for _, p in inputs)
+        self._pos = {name: k for k, name in enumerate(self.names)}
+        self._outputs = {spec.params[i].name for i in self.out_idx}
+        n_params, n_syms = len(spec.params), len(spec.symbols)
+        self.n_slots = n_params + n_syms + len(spec.workspaces)
+        self._array_type = ctypes.c_int64 * max(self.n_slots, 1)
+        self._sym_slot0 = n_params
+        sym_index = {s: k for k, s in enumerate(spec.symbols)}
+        binders: dict[int, str] = {}
+        self._steps = tuple(
+            _tensor_step(p, i, sym_index, binders) if p.is_tensor else _scalar_step(p, i)
+            for i, p in inputs)
+        self._check_bound(sym_index, binders)
+        self._allocs = tuple(self._alloc_spec(spec.params[i], sym_index, i)
+                             for i in self.out_idx)
+        self._workspaces = tuple(self._alloc_spec(w, sym_index, n_params + n_syms + k)
+                                 for k, w in enumerate(spec.workspaces))
+        self._single = len(self._allocs) == 1
+
+    def _check_bound(self, sym_index: dict, binders: dict) -> None:
+        for sym, k in sym_index.items():
+            if k in binders:
+                continue
+            users = [p.name for p in self.spec.params if p.is_tensor and sym in p.shape]
+            if users:
+                raise LaunchValueError(
+                    f"symbolic size {sym!r} of {self.spec.name} cannot be bound: it appears "
+                    f"only in output {users[0]!r} (out_idx); pass {users[0]!r} explicitly",
+                    codes.ARG_UNBOUND, users[0])
+            raise LaunchValueError(
+                f"symbolic size {sym!r} of {self.spec.name} appears in no tensor parameter, "
+                f"so no argument tells its value", codes.ARG_UNBOUND)
+
+    @staticmethod
+    def _alloc_spec(buf, sym_index: dict, slot: int) -> tuple:
+        dims = tuple((True, sym_index[d]) if isinstance(d, str) else (False, d)
+                     for d in buf.shape)
+        return (slot, dims, dtypes.numpy_dtype(buf.dtype))
+
+    # -- the hot path -------------------------------------------------------------------
+
+    def bind(self, args: tuple, kwargs: dict | None = None):
+        """Validate `args` (+ `kwargs` by name) and pack them. Returns
+        `(args_array, keepalive, result)`; `keepalive` must outlive the launch and
+        `result` is None, the one output array, or a tuple of outputs."""
+        if kwargs:
+            args = self._merge_kwargs(args, kwargs)
+        elif len(args) != len(self._steps):
+            self._count_error(len(args))
+        slots = self._array_type()
+        syms = [0] * len(self.spec.symbols)
+        spans: list = []
+        for step, a in zip(self._steps, args):
+            step(a, slots, syms, spans)
+        if len(spans) > 1:
+            _check_overlap(spans)
+        k = self._sym_slot0
+        for v in syms:
+            slots[k] = v
+            k += 1
+        keep = [spans]
+        for slot, dims, dt in self._workspaces:
+            buf = np.zeros(tuple(syms[v] if s else v for s, v in dims), dt)
+            slots[slot] = buf.ctypes.data
+            keep.append(buf)
+        if not self._allocs:
+            return slots, keep, None
+        outs = []
+        for slot, dims, dt in self._allocs:
+            buf = np.zeros(tuple(syms[v] if s else v for s, v in dims), dt)
+            slots[slot] = buf.ctypes.data
+            outs.append(buf)
+        return slots, keep, outs[0] if self._single else tuple(outs)
+
+    # -- error paths --------------------------------------------------------------------
+
+    def _count_error(self, given: int):
+        want = len(self._steps)
+        names = ", ".join(self.names)
+        note = ""
+        if self.out_idx:
+            outs = ", ".join(self.spec.params[i].name for i in self.out_idx)
+            note = f" ({outs} allocated by out_idx)"
+        if given < want:
+            missing = ", ".join(repr(n) for n in self.names[given:])
+            raise LaunchTypeError(f"{self.spec.name}() missing argument(s) {missing}: it takes "
+                                  f"{want} ({names}){note} but {given} were given",
+                                  codes.ARG_COUNT, self.names[given])
+        raise LaunchTypeError(f"{self.spec.name}() takes {want} argument(s) ({names}){note} "
+                              f"but {given} were given", codes.ARG_COUNT)
+
+    def _merge_kwargs(self, args: tuple, kwargs: dict) -> list:
+        if len(args) > len(self._steps):
+            self._count_error(len(args))
+        merged = list(args) + [_MISSING] * (len(self._steps) - len(args))
+        for name, value in kwargs.items():
+            k = self._pos.get(name)
+            if k is None:
+                if name in self._outputs:
+                    raise LaunchTypeError(
+                        f"{self.spec.name}() argument {name!r} is an output allocated by "
+                        f"out_idx; do not pass it", codes.ARG_COUNT, name)
+                raise LaunchTypeError(f"{self.spec.name}() got an unexpected keyword argument "
+                                      f"{name!r}; parameters are ({', '.join(self.names)})",
+                                      codes.ARG_COUNT, name)
+            if merged[k] is not _MISSING:
+                raise LaunchTypeError(f"{self.spec.name}() got multiple values for argument "
+                                      f"{name!r}", codes.ARG_COUNT, name)
+            merged[k] = value
+        missing = [n for n, v in zip(self.names, merged) if v is _MISSING]
+        if missing:
+            raise LaunchTypeError(f"{self.spec.name}() missing argument(s) "
+                                  f"{', '.join(repr(n) for n in missing)}",
+                                  codes.ARG_COUNT, missing[0])
+        return merged
+
+
+_MISSING = object()
+
+
+def _check_overlap(spans: list) -> None:
+    """Tensor arguments are noalias in the generated code: reject any two whose bytes
+    overlap unless both are only read."""
+    n = len(spans)
+    for i in range(n):
+        a0, size_a, name_a, w_a, _ = spans[i]
+        if not size_a:
+            continue
+        a1 = a0 + size_a
+        for j in range(i + 1, n):
+            b0, size_b, name_b, w_b, _ = spans[j]
+            if size_b and b0 < a1 and a0 < b0 + size_b and (w_a or w_b):
+                raise LaunchValueError(
+                    f"arguments {name_a!r} and {name_b!r} overlap in memory; the kernel "
+                    f"assumes its tensor arguments do not alias (pass a copy of {name_b!r})",
+                    codes.ARG_ALIAS, name_b)
+
+
+def _tensor_step(p: ParamSpec, slot: int, sym_index: dict, binders: dict):
+    """A closure that checks one tensor argument and stores its address in `slots`.
+    `binders` (symbol index -> "A.shape[0]") is filled as parameters are planned, in
+    order, so the first dim naming a symbol binds it and later ones check against it."""
+    dt = dtypes.numpy_dtype(p.dtype)
+    name, ndim, writes = p.name, len(p.shape), p.access != "read"
+    consts, binds, checks = [], [], []
+    for i, d in enumerate(p.shape):
+        if isinstance(d, int):
+            consts.append((i, d))
+        elif sym_index[d] in binders:
+            checks.append((i, sym_index[d], binders[sym_index[d]]))
+        else:
+            binders[sym_index[d]] = f"{name}.shape[{i}]"
+            binds.append((i, sym_index[d]))
+    consts, binds, checks = tuple(consts), tuple(binds), tuple(checks)
+    addr_of = _addr_fast if type(dt).__module__.startswith("numpy") else _addr_slow
+
+    def step(a, slots, syms, spans):
+        if type(a) is not _ndarray:
+            a = to_array(a, p)
+        if a.dtype is not dt and a.dtype != dt:
+            raise LaunchTypeError(f"argument {name!r} expects {p.dtype} ({numpy_name(p.dtype)}),"
+                                  f" got {_describe_dtype(a.dtype)}", codes.ARG_DTYPE, name)
+        shape = a.shape
+        if len(shape) != ndim:
+            raise LaunchValueError(
+                f"argument {name!r} expects a {ndim}-D tensor of shape {p.describe_shape()}, "
+                f"got a {len(shape)}-D array of shape {shape}", codes.ARG_RANK, name)
+        for i, v in consts:
+            if shape[i] != v:
+                raise LaunchValueError(
+                    f"argument {name!r} expects shape {p.describe_shape()}: dimension {i} must "
+                    f"be {v}, got {shape[i]} (shape {shape})", codes.ARG_SHAPE, name)
+        for i, k in binds:
+            syms[k] = shape[i]
+        for i, k, source in checks:
+            if shape[i] != syms[k]:
+                raise LaunchValueError(
+                    f"{p.shape[i]} is {syms[k]} from {source} but {shape[i]} from "
+                    f"{name}.shape[{i}] (argument {name!r})", codes.ARG_SYMBOL, name)
+        flags = a.flags
+        if not flags.c_contiguous:
+            raise LaunchValueError(f"argument {name!r} must be C-contiguous; pass "
+                                   f"np.ascontiguousarray({name})", codes.ARG_LAYOUT, name)
+        if writes and not flags.writeable:
+            raise LaunchValueError(f"argument {name!r} is read-only but the kernel may write "
+                                   f"it; pass a writeable array (e.g. {name}.copy())",
+                                   codes.ARG_READONLY, name)
+        addr = addr_of(a)
+        slots[slot] = addr
+        spans.append((addr, a.nbytes, name, writes, a))
+
+    return step
+
+
+def to_array(a, p: ParamSpec):
+    """A numpy view of an array-like argument, without copying."""
+    if isinstance(a, _ndarray):
+        return a
+    try:
+        if hasattr(a, "__dlpack__"):
+            return np.from_dlpack(a)
+        if hasattr(a, "__array_interface__") or hasattr(a, "__array_struct__"):
+            return np.asarray(a)
+    except (TypeError, ValueError, BufferError, RuntimeError) as e:
+        raise LaunchTypeError(f"argument {p.name!r}: cannot view {type(a).__name__} as a "
+                              f"host array ({e})", codes.ARG_NOT_TENSOR, p.name) from None
+    raise LaunchTypeError(
+        f"argument {p.name!r} expects a tensor {p.dtype}{p.describe_shape()} (a numpy array "
+        f"or an object with __dlpack__ / __array_interface__), got {type(a).__name__}",
+        codes.ARG_NOT_TENSOR, p.name)
+
+
+def _scalar_step(p: ParamSpec, slot: int):
+    if dtypes.is_float(p.dtype):
+        convert = _float_converter(p)
+    elif dtypes.is_bool(p.dtype):
+        convert = _bool_converter(p)
+    else:
+        convert = _int_converter(p)
+
+    def step(a, slots, syms, spans):
+        slots[slot] = convert(a)
+
+    return step
+
+
+def _scalar_type_error(p: ParamSpec, want: str, v):
+    return LaunchTypeError(f"argument {p.name!r} expects {want} ({p.dtype}), got "
+                           f"{type(v).__name__} {v!r}", codes.ARG_SCALAR, p.name)
+
+
+def _unwrap_0d(v):
+    # A 0-d array (e.g. from a reduction) stands for its element.
+    return v.item() if isinstance(v, _ndarray) and v.ndim == 0 else v
+
+
+def _int_converter(p: ParamSpec):
+    lo, hi = _INT_RANGE[p.dtype]
+
+    def convert(v):
+        if type(v) is not int:
+            v = _unwrap_0d(v)
+            if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Integral):
+                raise _scalar_type_error(p, "an integer", v)
+            v = int(v)
+        if v < lo or v > hi:
+            raise LaunchValueError(f"argument {p.name!r} = {v} is out of range for {p.dtype} "
+                                   f"[{lo}, {hi}]", codes.ARG_SCALAR, p.name)
+        return v
+
+    return convert
+
+
+def _float_converter(p: ParamSpec):
+    pack, unpack = _F64.pack, _I64.unpack
+
+    def convert(v):
+        if type(v) is not float:
+            v = _unwrap_0d(v)
+            if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real):
+                raise _scalar_type_error(p, "a number", v)
+            v = float(v)
+        return unpack(pack(v))[0]     # the ABI passes float scalars as float64 bits
+
+    return convert
+
+
+def _bool_converter(p: ParamSpec):
+    def convert(v):
+        v = _unwrap_0d(v)
+        if not isinstance(v, (bool, np.bool_)):
+            raise _scalar_type_error(p, "a bool", v)
+        return 1 if v else 0
+
+    return convert

@@ -1,0 +1,31 @@
+"""Exceptions raised at launch: ordinary `TypeError` / `ValueError` that also carry a
+diagnostic code (TL06xx), so callers may catch the builtin types while the CLI can point
+at `tilec explain`."""
+from __future__ import annotations
+
+from ..diagnostics import codes_runtime as codes
+
+
+class LaunchTypeError(TypeError):
+    def __init__(self, message: str, code: str, argument: str | None = None):
+        super().__init__(message)
+        self.code = code
+        self.argument = argument
+
+
+class LaunchValueError(ValueError):
+    def __init__(self, message: str, code: str, argument: str | None = None):
+        super().__init__(message)
+        self.code = code
+        self.argument = argument
+
+
+class ArtifactError(ValueError):
+    """A library that cannot be loaded or run (no manifest, bad format, missing symbol)."""
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.code = codes.BAD_ARTIFACT
+
+
+__all__ = ["LaunchTypeError", "LaunchValueError", "ArtifactError", "codes"]

@@ -1,0 +1,162 @@
+"""The artifact manifest: parsed and validated into plain records the binder works from.
+
+The manifest is the JSON a library returns from `tilelang_manifest()` (docs/interfaces.md).
+Everything the runtime needs to bind and launch a kernel comes from here, never from the
+compiler, so a library loads in a process that has no compiler.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from .. import dtypes
+from .errors import ArtifactError
+
+FORMAT = 1                   # the manifest format this runtime reads
+ACCESS = ("read", "write", "readwrite")
+
+
+@dataclass(frozen=True)
+class ParamSpec:
+    name: str
+    kind: str                      # "tensor" | "scalar"
+    dtype: str                     # canonical tilelang dtype name
+    shape: tuple = ()              # ints and symbol names (tensors only)
+    access: str = "readwrite"      # "read" when the kernel never writes the tensor
+
+    @property
+    def is_tensor(self) -> bool:
+        return self.kind == "tensor"
+
+    def describe_shape(self) -> str:
+        inner = ", ".join(str(d) for d in self.shape)
+        return f"({inner},)" if len(self.shape) == 1 else f"({inner})"
+
+
+@dataclass(frozen=True)
+class BufferSpec:
+    """A global workspace the caller allocates (zeroed) for each launch."""
+    name: str
+    dtype: str
+    shape: tuple
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    name: str
+    params: tuple                  # of ParamSpec
+    symbols: tuple                 # of str, in args-slot order
+    workspaces: tuple              # of BufferSpec
+    grid: tuple                    # human-readable grid formulas
+    threads: int | None
+    raw: dict                      # the manifest entry as read
+
+    def signature(self) -> str:
+        parts = []
+        for p in self.params:
+            if p.is_tensor:
+                parts.append(f"{p.name}: {p.dtype}[{', '.join(str(d) for d in p.shape)}]")
+            else:
+                parts.append(f"{p.name}: {p.dtype}")
+        return f"{self.name}({', '.join(parts)})"
+
+
+def parse(text, where: str) -> dict:
+    """Decode and validate a manifest (bytes, str or dict); `where` names its source in
+    errors. Returns the manifest dict with `kernels` replaced by KernelSpec records under
+    the extra key `specs`."""
+    if isinstance(text, (bytes, bytearray)):
+        text = text.decode("utf-8", errors="replace")
+    if isinstance(text, str):
+        try:
+            manifest = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise ArtifactError(f"{where}: the manifest is not valid JSON ({e})") from None
+    else:
+        manifest = text
+    if not isinstance(manifest, dict):
+        raise ArtifactError(f"{where}: the manifest must be a JSON object")
+    fmt = manifest.get("format")
+    if fmt != FORMAT:
+        raise ArtifactError(
+            f"{where}: manifest format {fmt!r} is not supported by this runtime (it reads "
+            f"format {FORMAT}); rebuild the library with this version of tilelang")
+    kernels = manifest.get("kernels")
+    if not isinstance(kernels, list):
+        raise ArtifactError(f"{where}: the manifest has no 'kernels' list")
+    specs = [_kernel(k, where) for k in kernels]
+    names = [s.name for s in specs]
+    dup = {n for n in names if names.count(n) > 1}
+    if dup:
+        raise ArtifactError(f"{where}: kernel {sorted(dup)[0]!r} appears twice in the manifest")
+    return {**manifest, "specs": specs}
+
+
+def _kernel(entry, where: str) -> KernelSpec:
+    if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+        raise ArtifactError(f"{where}: a manifest kernel entry has no name")
+    name = entry["name"]
+    ctx = f"{where}: kernel {name!r}"
+    symbols = entry.get("symbols", [])
+    if not (isinstance(symbols, list) and all(isinstance(s, str) for s in symbols)):
+        raise ArtifactError(f"{ctx}: 'symbols' must be a list of names")
+    if len(set(symbols)) != len(symbols):
+        raise ArtifactError(f"{ctx}: 'symbols' lists a name twice")
+    params = tuple(_param(p, symbols, ctx) for p in _list(entry, "params", ctx))
+    pnames = [p.name for p in params]
+    if len(set(pnames)) != len(pnames):
+        raise ArtifactError(f"{ctx}: two parameters share a name")
+    workspaces = tuple(_workspace(w, symbols, ctx) for w in _list(entry, "workspaces", ctx))
+    threads = entry.get("threads")
+    return KernelSpec(name, params, tuple(symbols), workspaces,
+                      tuple(str(g) for g in entry.get("grid", [])),
+                      threads if isinstance(threads, int) else None, entry)
+
+
+def _list(entry: dict, key: str, ctx: str) -> list:
+    value = entry.get(key, [])
+    if not isinstance(value, list):
+        raise ArtifactError(f"{ctx}: {key!r} must be a list")
+    return value
+
+
+def _dtype(value, ctx: str) -> str:
+    name = dtypes.canonical(value) if isinstance(value, str) else None
+    if name is None:
+        raise ArtifactError(f"{ctx}: unknown dtype {value!r}")
+    return name
+
+
+def _shape(value, symbols: list, ctx: str) -> tuple:
+    if not isinstance(value, list):
+        raise ArtifactError(f"{ctx}: shape must be a list")
+    for d in value:
+        ok = (isinstance(d, int) and not isinstance(d, bool) and d >= 0) or d in symbols
+        if not ok:
+            raise ArtifactError(
+                f"{ctx}: shape entry {d!r} is neither a non-negative int nor a declared symbol")
+    return tuple(value)
+
+
+def _param(p, symbols: list, ctx: str) -> ParamSpec:
+    if not isinstance(p, dict) or not isinstance(p.get("name"), str):
+        raise ArtifactError(f"{ctx}: a parameter entry has no name")
+    pctx = f"{ctx}, parameter {p['name']!r}"
+    kind = p.get("kind")
+    dtype = _dtype(p.get("dtype"), pctx)
+    if kind == "scalar":
+        return ParamSpec(p["name"], "scalar", dtype)
+    if kind != "tensor":
+        raise ArtifactError(f"{pctx}: kind must be 'tensor' or 'scalar', not {kind!r}")
+    access = p.get("access", "readwrite")
+    if access not in ACCESS:
+        raise ArtifactError(f"{pctx}: access must be one of {ACCESS}, not {access!r}")
+    return ParamSpec(p["name"], "tensor", dtype, _shape(p.get("shape"), symbols, pctx), access)
+
+
+def _workspace(w, symbols: list, ctx: str) -> BufferSpec:
+    if not isinstance(w, dict) or not isinstance(w.get("name"), str):
+        raise ArtifactError(f"{ctx}: a workspace entry has no name")
+    wctx = f"{ctx}, workspace {w['name']!r}"
+    return BufferSpec(w["name"], _dtype(w.get("dtype"), wctx),
+                      _shape(w.get("shape"), symbols, wctx))
