@@ -24,12 +24,13 @@ __all__ = ["compile_source", "compile_file", "compile_pyfunc", "read_source", "p
 
 def compile_source(text: str, filename: str = "<string>", *, defines=None, target="cpu",
                    opt=3, kernel=None, cpu=None, features=None, dump_after=(),
-                   dump_dir=None, verify_each=False):
-    """Compile `.tl` source text and load it: a runtime `Library` of its kernels."""
+                   dump_dir=None, verify_each=False, out_idx=None):
+    """Compile `.tl` source text and load it: a runtime `Library` of its kernels
+    (`out_idx` becomes their default, as in `Kernel(..., out_idx=)`)."""
     options = make_options(defines=defines, target=target, opt=opt, kernel=kernel, cpu=cpu,
                            features=features, dump_after=dump_after, dump_dir=dump_dir,
                            verify_each=verify_each)
-    return build_source(text, filename, options)
+    return build_source(text, filename, options, out_idx=out_idx)
 
 
 def compile_file(path, **kwargs):
@@ -38,10 +39,10 @@ def compile_file(path, **kwargs):
     return compile_source(read_source(path), path, **kwargs)
 
 
-def compile_pyfunc(pyfunc, **kwargs):
+def compile_pyfunc(pyfunc, *, out_idx=None, **kwargs):
     """Compile a `T.Tensor`-annotated Python function (keywords as `compile_source`)."""
     options = make_options(**kwargs)
-    return build_module(stages.parse_pyfunc(pyfunc, options), options)
+    return build_module(stages.parse_pyfunc(pyfunc, options), options, out_idx=out_idx)
 
 
 def parse(text: str, filename: str, options: Options):

@@ -20,7 +20,7 @@ from .host import resolve_target
 SO_NAME = "kernel.so"
 
 
-def build_source(text: str, filename: str, options):
+def build_source(text: str, filename: str, options, out_idx=None):
     """Compile `.tl` text (all kernels, or `options.kernel`) and load it."""
     target = resolve_target(options)
     cache = None if paths.cache_disabled() else store.ArtifactStore(paths.cache_dir())
@@ -29,14 +29,16 @@ def build_source(text: str, filename: str, options):
         hit = cache.lookup_source(skey)
         if hit is not None:
             log.event("cache_hits", filename)
-            return _load(hit)
+            return _load(hit, out_idx)
     module = stages.parse_text(text, filename, options)
     return build_module(module, options, target=target, source_key=skey, label=filename,
-                        cache=cache)
+                        cache=cache, out_idx=out_idx)
 
 
-def build_module(module, options, *, target=None, source_key=None, label=None, cache=None):
-    """Compile a parsed IR module and load it (the decorators start here)."""
+def build_module(module, options, *, target=None, source_key=None, label=None, cache=None,
+                 out_idx=None):
+    """Compile a parsed IR module and load it (the decorators start here). `out_idx`
+    becomes the default of the loaded kernels (it does not change the artifact)."""
     target = target or resolve_target(options)
     if cache is None and not paths.cache_disabled():
         cache = store.ArtifactStore(paths.cache_dir())
@@ -48,17 +50,17 @@ def build_module(module, options, *, target=None, source_key=None, label=None, c
             if source_key:
                 cache.link_source(source_key, akey)
             log.event("cache_hits", label)
-            return _load(hit)
+            return _load(hit, out_idx)
     with tempfile.TemporaryDirectory(prefix="tilelang-build-") as tmp:
         so_path = os.path.join(tmp, SO_NAME)
         seconds = _compile_to(module, options, target, so_path)
         log.event("compiled", label, f"in {seconds:.3f} s")
         if cache is None:
-            return _load(_private_copy(so_path))
+            return _load(_private_copy(so_path), out_idx)
         path = cache.store(akey, so_path)
     if source_key:
         cache.link_source(source_key, akey)
-    return _load(path)
+    return _load(path, out_idx)
 
 
 def compile_to_object(module, options, target=None):
@@ -79,9 +81,9 @@ def _wants_pass_output(options) -> bool:
     return bool(options.dump_after) or options.verify_each
 
 
-def _load(path: str):
+def _load(path: str, out_idx=None):
     from ..runtime.artifact import load
-    return load(path)
+    return load(path, out_idx=out_idx)
 
 
 _private_dir: str | None = None

@@ -1,0 +1,269 @@
+"""`tilec`: the command line of the tile-language compiler (DESIGN §8).
+
+Exit codes: 0 ok, 1 user error (a diagnostic was printed), 2 usage error (click), 3
+internal error (a compiler bug: says so, and where the details were written). A user never
+sees a Python traceback for their own mistake.
+"""
+from __future__ import annotations
+
+import functools
+import json
+import os
+import sys
+import tempfile
+import traceback
+
+import click
+
+from . import __version__
+from .diagnostics import Diagnostic, InternalError, TileLangError, render_json
+
+EXIT_USER, EXIT_INTERNAL = 1, 3
+
+
+# ----------------------------------------------------------------------------- errors
+
+def _report_user_error(err: TileLangError, error_format: str) -> None:
+    if error_format == "json":
+        for diag in err.diagnostics:
+            click.echo(render_json(diag), err=True)
+    else:
+        click.echo(err.render(), err=True)
+
+
+def _report_internal(message: str, reproducer: str | None, error_format: str) -> None:
+    if error_format == "json":
+        click.echo(json.dumps({"level": "internal", "message": message,
+                               "reproducer": reproducer}), err=True)
+    else:
+        click.echo(message, err=True)
+
+
+def _write_crash_report(exc: BaseException) -> str | None:
+    """The traceback of an unexpected exception, kept in a file for the bug report."""
+    try:
+        fd, path = tempfile.mkstemp(prefix="tilec-crash-", suffix=".txt")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(f"tilec {__version__}\ncommand: {' '.join(sys.argv)}\n\n")
+            f.write("".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
+        return path
+    except OSError:
+        return None
+
+
+def guarded(fn):
+    """Turn the compiler's exceptions into diagnostics and exit codes."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        error_format = kwargs.get("error_format", "human")
+        try:
+            return fn(*args, **kwargs)
+        except (click.exceptions.Exit, click.ClickException, click.Abort):
+            raise
+        except TileLangError as err:
+            _report_user_error(err, error_format)
+            sys.exit(EXIT_USER)
+        except InternalError as err:
+            _report_internal(str(err), err.reproducer, error_format)
+            sys.exit(EXIT_INTERNAL)
+        except KeyboardInterrupt:
+            raise click.Abort() from None
+        except Exception as exc:  # noqa: BLE001 - anything else is a compiler bug
+            report = _write_crash_report(exc)
+            msg = (f"internal compiler error: {type(exc).__name__}: {exc}\n"
+                   "  this is a bug in tilec, not in your kernel")
+            if report:
+                msg += f"\n  the traceback was written to {report}"
+            _report_internal(msg, report, error_format)
+            sys.exit(EXIT_INTERNAL)
+    return wrapper
+
+
+# ----------------------------------------------------------------------------- shared options
+
+def _defines_callback(ctx, param, values):
+    from .driver.options import parse_define
+    out = []
+    for value in values:
+        try:
+            out.append(parse_define(value))
+        except ValueError as e:
+            raise click.BadParameter(str(e), ctx=ctx, param=param) from None
+    return tuple(out)
+
+
+def _split_commas(ctx, param, values):
+    return tuple(v.strip() for value in values for v in value.split(",") if v.strip())
+
+
+def source_options(fn):
+    """Options every command that compiles a file takes."""
+    for decorator in reversed([
+        click.argument("file"),
+        click.option("-k", "--kernel", default=None, help="Only this kernel of the file."),
+        click.option("-D", "defines", multiple=True, metavar="NAME=VALUE",
+                     callback=_defines_callback, help="Override a module-level constant."),
+        click.option("--target", default="cpu", show_default=True,
+                     help="cpu (tcsim[:CONFIG] is not built yet)."),
+        click.option("--error-format", type=click.Choice(["human", "json"]), default="human",
+                     show_default=True, help="How diagnostics are printed."),
+    ]):
+        fn = decorator(fn)
+    return fn
+
+
+def _read(file: str) -> tuple[str, str]:
+    """(text, name used in diagnostics); `-` reads standard input."""
+    from .driver import read_source
+    if file == "-":
+        return sys.stdin.read(), "<stdin>"
+    return read_source(file), file
+
+
+def _options(**kwargs):
+    from .driver import make_options
+    return make_options(**kwargs)
+
+
+# ----------------------------------------------------------------------------- commands
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="tilec")
+def main():
+    """tilec: compile, inspect and run tile-language kernels."""
+
+
+@main.command()
+@source_options
+@click.option("-o", "--output", default=None, help="Output file (text kinds: stdout if absent).")
+@click.option("--emit", type=click.Choice(["ir", "llvm", "asm", "obj", "so"]), default="so",
+              show_default=True, help="What to write; `so` also writes OUT's `.h` header.")
+@click.option("-O", "opt", type=click.IntRange(0, 3), default=3, show_default=True,
+              help="Optimisation level, -O0 .. -O3.")
+@click.option("--cpu", default=None, help="LLVM CPU name (AOT cross-target); default: host.")
+@click.option("--features", default=None, help="LLVM feature string, e.g. +avx2,+fma.")
+@click.option("--dump-after", multiple=True, callback=_split_commas, metavar="PASS|all",
+              help="Print the IR after this pass (or all passes).")
+@click.option("--dump-dir", default=None, type=click.Path(file_okay=False),
+              help="Write the --dump-after IR into this directory instead.")
+@click.option("--verify-each", is_flag=True, help="Run the IR verifier after every pass.")
+@guarded
+def compile(file, kernel, defines, target, error_format, output, emit, opt, cpu, features,
+            dump_after, dump_dir, verify_each):
+    """Compile FILE.tl to IR, LLVM IR, assembly, an object or a shared library."""
+    from .driver import emit as emitter, parse
+    options = _options(defines=defines, target=target, opt=opt, kernel=kernel, cpu=cpu,
+                       features=features, dump_after=dump_after, dump_dir=dump_dir,
+                       verify_each=verify_each)
+    text, name = _read(file)
+    module = parse(text, name, options)
+    if output is None and emit in emitter.TEXT_KINDS:
+        click.echo(emitter.text_output(module, options, emit), nl=False)
+        return
+    output = output or emitter.default_output(name, emit)
+    try:
+        emitter.write_output(module, options, emit, output)
+    except OSError as e:
+        from .diagnostics.codes_driver import CANNOT_WRITE
+        raise TileLangError(Diagnostic(CANNOT_WRITE,
+                                       f"cannot write `{output}`: {e.strerror or e}")) from None
+
+
+@main.command()
+@source_options
+@click.option("--after", default=None, metavar="PASS",
+              help="Print the IR after this pass (default: straight after parsing).")
+@guarded
+def ir(file, kernel, defines, target, error_format, after):
+    """Print the IR of FILE.tl as `.tl` text (it parses back to the same IR)."""
+    from .driver import ir_text, parse
+    from .driver.stages import PARSE_STAGE
+    options = _options(defines=defines, target=target, kernel=kernel)
+    text, name = _read(file)
+    click.echo(ir_text(parse(text, name, options), options, after=after or PARSE_STAGE),
+               nl=False)
+
+
+@main.command()
+@source_options
+@click.option("--shape", "shapes", multiple=True, metavar="M=..,N=..",
+              help="The symbolic sizes (T.dynamic) of the kernel.")
+@click.option("--arg", "scalar_args", multiple=True, metavar="NAME=VALUE",
+              help="Values of scalar parameters (default 1).")
+@click.option("--repeat", type=click.IntRange(1, None), default=10, show_default=True,
+              help="Timed calls after one warm-up call.")
+@click.option("-O", "opt", type=click.IntRange(0, 3), default=3, show_default=True)
+@guarded
+def run(file, kernel, defines, target, error_format, shapes, scalar_args, repeat, opt):
+    """Run a kernel of FILE.tl on random inputs; print its time, GB/s and GFLOP/s."""
+    from .driver import build_module, parse
+    from .driver import bench
+    options = _options(defines=defines, target=target, opt=opt, kernel=kernel)
+    text, name = _read(file)
+    func = bench.only_kernel(parse(text, name, options))
+    sizes = bench.parse_assignments(shapes, "size")
+    scalars = bench.parse_assignments(scalar_args, "argument")
+    library = build_module(_module_of(func), options, label=name)
+    report = bench.run(library[func.name], func, sizes, scalars, repeat)
+    click.echo("\n".join(report.lines()))
+
+
+def _module_of(func):
+    from .ir.nodes import Module
+    return Module((func,))
+
+
+@main.command()
+@click.option("--target", default="cpu", show_default=True)
+@guarded
+def passes(target):
+    """List the passes of the target's pipeline, in order."""
+    from .driver.options import check_target
+    from .passes.manager import pipeline
+    check_target(target)
+    items = list(pipeline(target))
+    width = max((len(p.name) for p in items), default=0)
+    for p in items:
+        click.echo(f"{p.name.ljust(width)}  {p.description}")
+
+
+@main.group()
+def cache():
+    """Inspect or clear the compile cache (TILELANG_CACHE_DIR)."""
+
+
+@cache.command("info")
+@guarded
+def cache_info():
+    """Where the cache is, how many artifacts it holds and their size."""
+    from .driver.cachecmd import info
+    for key, value in info().items():
+        click.echo(f"{key}: {value}")
+
+
+@cache.command("clear")
+@guarded
+def cache_clear():
+    """Remove every cached artifact."""
+    from .driver.cachecmd import clear
+    removed = clear()
+    click.echo(f"removed {removed} cached artifact{'s' if removed != 1 else ''}")
+
+
+@main.command()
+@click.argument("code")
+@guarded
+def explain(code):
+    """Explain a diagnostic code (for example `tilec explain TL0203`)."""
+    from .diagnostics.codes import explain as explain_code
+    from .diagnostics.codes_driver import UNKNOWN_CODE
+    text = explain_code(code)
+    if text is None:
+        raise TileLangError(Diagnostic(UNKNOWN_CODE, f"unknown diagnostic code `{code}`",
+                                       help="codes look like TL0203; see the brackets in an "
+                                            "error message"))
+    click.echo(text, nl=False)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,241 @@
+"""The Python entry points: `@tilelang.kernel`, `@tilelang.jit`, `tilelang.compile`.
+
+    @tilelang.kernel(out_idx=[-1], BLOCK=64)     # keywords besides the options are defines
+    def add(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32"),
+            C: T.Tensor((N,), "float32")): ...
+    c = add(a, b)                                # compiles on first use (disk-cached), runs
+    print(add.ir(after="lower_tile_ops"))
+
+The function body is never executed by Python: the frontend parses its source. Errors in
+the kernel surface as `TileLangError` whose message points into the user's `.py` file.
+"""
+from __future__ import annotations
+
+import os
+
+from .diagnostics import Diagnostic, TileLangError
+from .diagnostics.codes_driver import NOT_A_KERNEL
+
+__all__ = ["kernel", "jit", "compile", "KernelFunction", "JITFactory"]
+
+# Keywords of the decorators and `compile` that are compile options, not defines.
+_OPTION_NAMES = ("target", "opt", "cpu", "features", "verify_each", "dump_after", "dump_dir")
+
+
+def _split_options(kwargs: dict) -> tuple[dict, dict]:
+    options = {k: v for k, v in kwargs.items() if k in _OPTION_NAMES}
+    defines = {k: v for k, v in kwargs.items() if k not in _OPTION_NAMES}
+    return options, defines
+
+
+class KernelFunction:
+    """A kernel from a Python function or `.tl` text: parsed on first use, compiled
+    through the disk cache on first call, then called like the runtime kernel."""
+
+    def __init__(self, *, pyfunc=None, text=None, filename="<string>", out_idx=None,
+                 defines=None, kernel=None, **options):
+        from .driver import make_options
+        self._pyfunc, self._text, self._filename = pyfunc, text, filename
+        self.out_idx = out_idx
+        self.options = make_options(defines=defines, kernel=kernel, **options)
+        self._module = None
+        self._library = None
+        self._runtime_kernel = None
+        if pyfunc is not None:
+            self.__name__ = getattr(pyfunc, "__name__", "kernel")
+            self.__doc__ = getattr(pyfunc, "__doc__", None)
+            self.__wrapped__ = pyfunc
+
+    # -- stages ---------------------------------------------------------------------
+
+    def module(self):
+        """The IR module straight from the frontend (parsed once)."""
+        if self._module is None:
+            from .driver import stages
+            try:
+                if self._pyfunc is not None:
+                    self._module = stages.parse_pyfunc(self._pyfunc, self.options)
+                else:
+                    self._module = stages.parse_text(self._text, self._filename, self.options)
+            except TileLangError as err:
+                raise err.with_traceback(None) from None   # the diagnostic says it all
+        return self._module
+
+    @property
+    def name(self) -> str:
+        return self._func().name
+
+    def _func(self):
+        funcs = self.module().funcs
+        if len(funcs) != 1:
+            from .driver.bench import only_kernel
+            only_kernel(self.module())
+        return funcs[0]
+
+    def library(self):
+        """The runtime `Library` (compiled through the disk cache on first use)."""
+        if self._library is None:
+            from .driver import build_module
+            from .driver.build import build_source
+            try:
+                if self._text is not None and self._module is None:
+                    # `.tl` text: the source index may serve it without parsing
+                    self._library = build_source(self._text, self._filename, self.options)
+                else:
+                    self._library = build_module(self.module(), self.options)
+            except TileLangError as err:
+                raise err.with_traceback(None) from None
+        return self._library
+
+    def compile(self):
+        """Compile now (through the cache) instead of on the first call; returns self."""
+        if self._runtime_kernel is None:
+            library = self.library()
+            name = next(iter(library)).name if len(library) == 1 else self.name
+            self._runtime_kernel = library[name]
+        return self
+
+    def __call__(self, *args, **kwargs):
+        self.compile()
+        if self.out_idx is not None and "out_idx" not in kwargs:
+            kwargs["out_idx"] = self.out_idx
+        return self._runtime_kernel(*args, **kwargs)
+
+    # -- inspection -----------------------------------------------------------------
+
+    def ir(self, after: str | None = None) -> str:
+        """The IR as `.tl` text after pass `after` (straight from the parser if None)."""
+        from .driver import ir_text
+        from .driver.stages import PARSE_STAGE
+        return ir_text(self.module(), self.options, after=after or PARSE_STAGE)
+
+    def llvm(self) -> str:
+        """The optimised LLVM IR."""
+        from .driver import text_output
+        return text_output(self.module(), self.options, "llvm")
+
+    def asm(self) -> str:
+        """The host assembly."""
+        from .driver import text_output
+        return text_output(self.module(), self.options, "asm")
+
+    @property
+    def runtime_kernel(self):
+        """The runtime's kernel object (signature, manifest), compiling if needed."""
+        return self.compile()._runtime_kernel
+
+    def __repr__(self) -> str:
+        what = getattr(self, "__name__", None) or self._filename
+        return f"<tilelang.KernelFunction {what}>"
+
+
+def kernel(fn=None, *, out_idx=None, **kwargs):
+    """`@tilelang.kernel` or `@tilelang.kernel(out_idx=[-1], NAME=value, target=..., opt=...)`
+    on a `T.Tensor`-annotated function. Keywords that are not options are constants
+    overriding the function's globals (like `-D`)."""
+    options, defines = _split_options(kwargs)
+
+    def wrap(pyfunc):
+        _check_function(pyfunc, "@tilelang.kernel")
+        return KernelFunction(pyfunc=pyfunc, out_idx=out_idx, defines=defines, **options)
+
+    return wrap(fn) if fn is not None else wrap
+
+
+class JITFactory:
+    """TileLang's factory form: `factory(*params)` returns a `@T.prim_func`; each distinct
+    parameter tuple is compiled once (and cached on disk across processes)."""
+
+    def __init__(self, factory, out_idx=None, **kwargs):
+        self.factory = factory
+        self.out_idx = out_idx
+        self.options, self.defines = _split_options(kwargs)
+        self._kernels: dict = {}
+        self.__name__ = getattr(factory, "__name__", "jit")
+        self.__doc__ = getattr(factory, "__doc__", None)
+        self.__wrapped__ = factory
+
+    def __call__(self, *args, **kwargs) -> KernelFunction:
+        key = _freeze((args, sorted(kwargs.items())))
+        k = self._kernels.get(key)
+        if k is None:
+            pyfunc = self.factory(*args, **kwargs)
+            _check_function(pyfunc, f"the @tilelang.jit factory `{self.__name__}`",
+                            returned=True)
+            k = KernelFunction(pyfunc=pyfunc, out_idx=self.out_idx, defines=self.defines,
+                               **self.options).compile()
+            self._kernels[key] = k
+        return k
+
+    def __repr__(self) -> str:
+        return f"<tilelang.JITFactory {self.__name__}: {len(self._kernels)} compiled>"
+
+
+def jit(fn=None, *, out_idx=None, **kwargs):
+    """`@tilelang.jit` / `@tilelang.jit(out_idx=[-1], target=...)` on a factory."""
+    def wrap(factory):
+        _check_function(factory, "@tilelang.jit")
+        return JITFactory(factory, out_idx=out_idx, **kwargs)
+
+    return wrap(fn) if fn is not None else wrap
+
+
+def compile(source, kernel=None, out_idx=None, **kwargs):
+    """Compile a `.tl` path, `.tl` source text or a `T.Tensor`-annotated function.
+
+    A `.tl` path or text gives the runtime `Library` of its kernels (only `kernel`, if
+    named): `lib["gemm"](a, b, c)`; `out_idx` becomes the kernels' default. A function
+    gives a callable `KernelFunction`. Keywords: the compile options (target, opt, cpu,
+    features, verify_each, dump_after, dump_dir) and `defines={...}`."""
+    options, unknown = _split_options(kwargs)
+    defines = unknown.pop("defines", None)
+    if unknown:
+        raise TypeError(f"tilelang.compile() got unexpected keyword(s) {sorted(unknown)}; "
+                        f"constants go in defines={{...}}")
+    if callable(source) and not isinstance(source, str):
+        return KernelFunction(pyfunc=source, out_idx=out_idx, defines=defines, kernel=kernel,
+                              **options).compile()
+    from .driver import make_options
+    from .driver.build import build_source
+    text, filename = _source_text(source)
+    try:
+        return build_source(text, filename,
+                            make_options(defines=defines, kernel=kernel, **options),
+                            out_idx=out_idx)
+    except TileLangError as err:
+        raise err.with_traceback(None) from None
+
+
+def _source_text(source) -> tuple[str, str]:
+    from .driver import read_source
+    if isinstance(source, os.PathLike):
+        path = os.fspath(source)
+        return read_source(path), path
+    if isinstance(source, str):
+        if "\n" not in source and (source.endswith(".tl") or os.path.isfile(source)):
+            return read_source(source), source
+        return source, "<string>"
+    raise TileLangError(Diagnostic(
+        NOT_A_KERNEL, f"cannot compile a {type(source).__name__}",
+        help="pass a .tl path, .tl source text or a T.Tensor-annotated function"))
+
+
+def _check_function(obj, where: str, returned: bool = False) -> None:
+    if not callable(obj):
+        verb = "returned" if returned else "was applied to"
+        raise TileLangError(Diagnostic(
+            NOT_A_KERNEL, f"{where} {verb} a {type(obj).__name__}, not a function",
+            help="a factory must define a `@T.prim_func` and return it" if returned else None))
+
+
+def _freeze(value):
+    """A hashable stand-in for the factory's parameters (lists, dicts, dtypes...)."""
+    if isinstance(value, (list, tuple)):
+        return tuple(_freeze(v) for v in value)
+    if isinstance(value, dict):
+        return tuple(sorted((k, _freeze(v)) for k, v in value.items()))
+    try:
+        hash(value)
+        return value
+    except TypeError:
+        return repr(value)
