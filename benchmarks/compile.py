@@ -30,8 +30,7 @@ import json, time
 t0 = time.perf_counter()
 import tilelang
 t1 = time.perf_counter()
-lib = tilelang.compile({path!r})
-kernel = lib["gemm"]
+kernel = tilelang.compile({path!r})
 t2 = time.perf_counter()
 print(json.dumps({{"import": t1 - t0, "compile": t2 - t1, "total": t2 - t0}}))
 """

@@ -36,8 +36,8 @@ def timed(fn, repeats: int) -> float:
 
 def compile_example(name: str, **defines):
     t0 = time.perf_counter()
-    lib = tilelang.compile(str(HERE / f"{name}.tl"), defines=defines or None)
-    return lib, time.perf_counter() - t0
+    kernel = tilelang.compile(str(HERE / f"{name}.tl"), defines=defines or None)
+    return kernel, time.perf_counter() - t0
 
 
 def rel_err_vs_abs(got, want, abs_terms):
@@ -47,11 +47,11 @@ def rel_err_vs_abs(got, want, abs_terms):
 
 
 def demo_gemm(rng, m, n, k, repeats):
-    lib, t_compile = compile_example("gemm")
+    kernel, t_compile = compile_example("gemm")
     a = rng.standard_normal((m, k)).astype(np.float32)
     b = rng.standard_normal((k, n)).astype(np.float32)
     c = np.zeros((m, n), np.float32)
-    run = lambda: lib["gemm"](a, b, c)  # noqa: E731
+    run = lambda: kernel(a, b, c)  # noqa: E731
     t = timed(run, repeats)
     a64, b64 = a.astype(np.float64), b.astype(np.float64)
     err = rel_err_vs_abs(c, a64 @ b64, np.abs(a64) @ np.abs(b64))
@@ -63,10 +63,10 @@ def demo_gemm(rng, m, n, k, repeats):
 
 
 def demo_softmax(rng, m, n, repeats):
-    lib, t_compile = compile_example("softmax")
+    kernel, t_compile = compile_example("softmax")
     x = (rng.standard_normal((m, n)) * 3).astype(np.float32)
     y = np.zeros_like(x)
-    run = lambda: lib["softmax"](x, y)  # noqa: E731
+    run = lambda: kernel(x, y)  # noqa: E731
     t = timed(run, repeats)
     want = ref.softmax(x)
     err = float(np.max(np.abs(y - want) / np.abs(want)))
@@ -82,10 +82,10 @@ def demo_softmax(rng, m, n, repeats):
 
 
 def demo_attention(rng, b, h, s, d, causal, repeats):
-    lib, t_compile = compile_example("flash_attention", CAUSAL=causal)
+    kernel, t_compile = compile_example("flash_attention", CAUSAL=causal)
     q, k, v = (rng.standard_normal((b, h, s, d)).astype(np.float32) for _ in range(3))
     o = np.zeros_like(q)
-    run = lambda: lib["flash_attention"](q, k, v, o)  # noqa: E731
+    run = lambda: kernel(q, k, v, o)  # noqa: E731
     t = timed(run, repeats)
     want = ref.flash_attention(q, k, v, causal=causal)
     err = float(np.max(np.abs(o - want))) / float(np.max(np.abs(v)))

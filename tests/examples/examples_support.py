@@ -21,12 +21,12 @@ import references as ref  # noqa: E402  (examples/references.py)
 
 @functools.lru_cache(maxsize=None)
 def _build(name: str, defines: tuple):
-    import tilelang
-    return tilelang.compile(str(EXAMPLES / f"{name}.tl"), defines=dict(defines) or None)
+    from tilelang.driver import compile_file
+    return compile_file(EXAMPLES / f"{name}.tl", defines=dict(defines) or None)
 
 
 def build(name: str, **defines):
-    """The compiled library of examples/<name>.tl with `defines` overriding its
+    """The runtime library (all kernels) of examples/<name>.tl with `defines` overriding its
     module-level constants; compiled once per session for each distinct set of defines."""
     return _build(name, tuple(sorted(defines.items())))
 

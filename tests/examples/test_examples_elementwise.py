@@ -48,10 +48,10 @@ def test_vector_add_out_idx():
     """tilelang.compile(..., out_idx=[-1]) allocates and returns the output."""
     import tilelang
     from examples_support import EXAMPLES
-    lib = tilelang.compile(str(EXAMPLES / "vector_add.tl"), out_idx=[-1])
+    vector_add = tilelang.compile(str(EXAMPLES / "vector_add.tl"), out_idx=[-1])
     a = np.arange(1500, dtype=np.float32)
     b = np.full(1500, 0.5, dtype=np.float32)
-    c = lib["vector_add"](a, b)
+    c = vector_add(a, b)
     assert c.shape == (1500,) and c.dtype == np.float32
     np.testing.assert_array_equal(c, a + b)
 
