@@ -10,7 +10,7 @@ from __future__ import annotations
 import ctypes
 import os
 
-from .binding import BindingPlan, normalize_out_idx
+from .binding import BindingPlan
 from .errors import ArtifactError
 from .launch import check_num_threads, launch
 from .manifest import KernelSpec, parse
@@ -36,7 +36,7 @@ class Kernel:
         self._owner = owner                        # keeps the code mapped while we live
         self._blocks = _BLOCKS_T(blocks_addr)
         self._num_blocks = _NUM_BLOCKS_T(num_blocks_addr)
-        normalize_out_idx(spec, out_idx)           # reject a bad default now, not per call
+        # A library-wide default may not suit every kernel: checked at the first call.
         self._default_out_idx = out_idx
         self._num_threads = None if num_threads is None else check_num_threads(num_threads)
         self._plans: dict = {}

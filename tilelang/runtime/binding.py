@@ -29,7 +29,7 @@ _INT_RANGE = {"int64": (-2**63, 2**63 - 1), "int32": (-2**31, 2**31 - 1),
 def numpy_name(dtype: str) -> str:
     """How numpy spells a tilelang dtype, for error messages."""
     np_dt = dtypes.numpy_dtype(dtype)
-    if type(np_dt).__module__.startswith("numpy"):
+    if np_dt.type.__module__.startswith("numpy"):
         return f"numpy {np_dt.name}"
     return f"ml_dtypes.{np_dt.name}"
 
@@ -243,7 +243,7 @@ def _tensor_step(p: ParamSpec, slot: int, sym_index: dict, binders: dict):
             binders[sym_index[d]] = f"{name}.shape[{i}]"
             binds.append((i, sym_index[d]))
     consts, binds, checks = tuple(consts), tuple(binds), tuple(checks)
-    addr_of = _addr_fast if type(dt).__module__.startswith("numpy") else _addr_slow
+    addr_of = _addr_fast if dt.type.__module__.startswith("numpy") else _addr_slow
 
     def step(a, slots, syms, spans):
         if type(a) is not _ndarray:

@@ -1,0 +1,235 @@
+"""The disk cache of compiled artifacts (DESIGN §7).
+
+Layout: `<dir>/<key>/` holds the entry's files plus `meta.json`, which records the
+sha256 and size of every file and the caller's metadata. An entry appears by atomic
+rename of a fully written temporary directory (`<dir>/.tmp-*`), so readers see a whole
+entry or none; `lookup` re-checks every checksum and removes an entry that does not
+match (truncated, corrupted, half-deleted), so a corrupt entry is never served.
+Concurrent writers of one key both succeed: the first rename wins, the other keeps it.
+"""
+from __future__ import annotations
+
+import errno
+import hashlib
+import json
+import os
+import re
+import shutil
+import tempfile
+import time
+
+META = "meta.json"
+FORMAT = 1
+_KEY_RE = re.compile(r"^[0-9A-Za-z_-]{1,128}$")
+_TMP_PREFIX = ".tmp-"
+_TRASH_PREFIX = ".trash-"
+
+
+def default_dir() -> str:
+    return os.environ.get("TILELANG_CACHE_DIR") or os.path.join(
+        os.path.expanduser("~"), ".cache", "tilelang")
+
+
+def disabled_by_env() -> bool:
+    return os.environ.get("TILELANG_DISABLE_CACHE", "").strip().lower() in (
+        "1", "true", "yes", "on")
+
+
+def key(*parts) -> str:
+    """sha256 over the parts (str, bytes, numbers, None, and lists / dicts of them).
+    Each part is type-tagged and length-prefixed, so ("ab", "c") != ("a", "bc")."""
+    h = hashlib.sha256()
+    for part in parts:
+        data = _encode(part)
+        h.update(len(data).to_bytes(8, "little"))
+        h.update(data)
+    return h.hexdigest()
+
+
+def _encode(part) -> bytes:
+    if isinstance(part, bytes):
+        return b"b" + part
+    if isinstance(part, str):
+        return b"s" + part.encode("utf-8")
+    try:
+        return b"j" + json.dumps(part, sort_keys=True, separators=(",", ":")).encode()
+    except TypeError:
+        raise TypeError(f"cache key parts must be str, bytes, numbers, None, or lists / "
+                        f"dicts of them; got {type(part).__name__}") from None
+
+
+def _sha256_file(path: str) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+class Cache:
+    """`Cache(dir=None)`: the cache rooted at `dir` (default `TILELANG_CACHE_DIR`, else
+    `~/.cache/tilelang`). With `TILELANG_DISABLE_CACHE=1` (or `enabled=False`) `lookup`
+    always misses and `store` writes nothing and returns None."""
+
+    key = staticmethod(key)
+
+    def __init__(self, dir: str | os.PathLike | None = None, enabled: bool | None = None):
+        self.dir = os.fspath(dir) if dir is not None else default_dir()
+        self.enabled = (not disabled_by_env()) if enabled is None else bool(enabled)
+
+    def __repr__(self) -> str:
+        return f"<tilelang.Cache {self.dir}{'' if self.enabled else ' (disabled)'}>"
+
+    def entry_dir(self, key: str) -> str:
+        if not isinstance(key, str) or not _KEY_RE.match(key):
+            raise ValueError(f"bad cache key {key!r}: expected 1-128 characters of "
+                             f"[0-9A-Za-z_-] (use Cache.key(...))")
+        return os.path.join(self.dir, key)
+
+    # -- lookup ---------------------------------------------------------------------------
+
+    def lookup(self, key: str) -> str | None:
+        """The entry directory of `key` when present and intact, else None (a corrupt
+        entry is removed first)."""
+        if not self.enabled:
+            return None
+        entry = self.entry_dir(key)
+        if not os.path.isdir(entry):
+            return None
+        if self._verify(entry, key):
+            return entry
+        self._discard(entry)
+        return None
+
+    def meta(self, key: str) -> dict | None:
+        """The metadata stored with an intact entry, or None."""
+        entry = self.lookup(key)
+        if entry is None:
+            return None
+        with open(os.path.join(entry, META), encoding="utf-8") as f:
+            return json.load(f).get("meta", {})
+
+    def _verify(self, entry: str, key: str) -> bool:
+        try:
+            with open(os.path.join(entry, META), encoding="utf-8") as f:
+                record = json.load(f)
+            if record.get("format") != FORMAT or record.get("key") != key:
+                return False
+            files = record["files"]
+            for name, info in files.items():
+                path = os.path.join(entry, name)
+                if os.path.getsize(path) != info["size"] or _sha256_file(path) != info["sha256"]:
+                    return False
+            return True
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return False
+
+    def _discard(self, entry: str) -> None:
+        """Move a bad entry out of the way atomically, then delete it; a concurrent
+        reader either still sees the whole old directory or no entry at all."""
+        trash = os.path.join(self.dir, f"{_TRASH_PREFIX}{os.getpid()}-{time.monotonic_ns()}")
+        try:
+            os.rename(entry, trash)
+        except OSError:
+            return                    # someone else removed (or replaced) it already
+        shutil.rmtree(trash, ignore_errors=True)
+
+    # -- store ----------------------------------------------------------------------------
+
+    def store(self, key: str, files: dict, meta: dict | None = None) -> str | None:
+        """Write an entry: `files` maps a file name to its bytes, or to the path of a file
+        to copy. Returns the entry directory (another process's, if it stored the same
+        key first). Nothing half-written is ever left behind."""
+        if not self.enabled:
+            return None
+        entry = self.entry_dir(key)
+        names = list(files)
+        for name in names:
+            _check_name(name)
+        os.makedirs(self.dir, exist_ok=True)
+        tmp = tempfile.mkdtemp(prefix=_TMP_PREFIX, dir=self.dir)
+        try:
+            record = {"format": FORMAT, "key": key, "created": time.time(),
+                      "meta": meta or {}, "files": {}}
+            for name in names:
+                record["files"][name] = _write_file(os.path.join(tmp, name), files[name])
+            with open(os.path.join(tmp, META), "w", encoding="utf-8") as f:
+                json.dump(record, f)
+            os.chmod(tmp, 0o755)
+            return self._publish(tmp, entry, key)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)     # gone already when published
+
+    def _publish(self, tmp: str, entry: str, key: str) -> str:
+        for _ in range(5):
+            try:
+                os.rename(tmp, entry)
+                return entry
+            except OSError as e:
+                if e.errno not in (errno.ENOTEMPTY, errno.EEXIST):
+                    raise
+            # Someone else stored this key: keep theirs if intact, else replace it
+            # (a verify that fails because it vanished meanwhile just retries).
+            if self._verify(entry, key):
+                return entry
+            self._discard(entry)
+        raise OSError(f"could not store cache entry {entry}: it keeps being replaced")
+
+    # -- maintenance ----------------------------------------------------------------------
+
+    def entries(self) -> list[str]:
+        """Keys of the entries present (not verified)."""
+        try:
+            names = os.listdir(self.dir)
+        except OSError:
+            return []
+        return sorted(n for n in names if _KEY_RE.match(n)
+                      and os.path.isfile(os.path.join(self.dir, n, META)))
+
+    def info(self) -> dict:
+        """`{"dir", "entries", "bytes", "enabled"}`; bytes counts everything under dir."""
+        total = 0
+        for root, _, names in os.walk(self.dir):
+            for n in names:
+                try:
+                    total += os.path.getsize(os.path.join(root, n))
+                except OSError:
+                    pass
+        return {"dir": self.dir, "entries": len(self.entries()), "bytes": total,
+                "enabled": self.enabled}
+
+    def clear(self) -> int:
+        """Remove every entry (and leftovers of interrupted writes); returns how many
+        entries were removed."""
+        keys = self.entries()
+        for k in keys:
+            self._discard(os.path.join(self.dir, k))
+        try:
+            leftovers = [n for n in os.listdir(self.dir)
+                         if n.startswith((_TMP_PREFIX, _TRASH_PREFIX))]
+        except OSError:
+            leftovers = []
+        for n in leftovers:
+            shutil.rmtree(os.path.join(self.dir, n), ignore_errors=True)
+        return len(keys)
+
+
+def _check_name(name) -> None:
+    if (not isinstance(name, str) or not name or name == META or name.startswith(".")
+            or "/" in name or "\\" in name or "\0" in name):
+        raise ValueError(f"bad cache file name {name!r}: a plain file name other than "
+                         f"{META!r}, not starting with '.'")
+
+
+def _write_file(path: str, content) -> dict:
+    """Write `content` (bytes, or a path to copy) and return its size and sha256."""
+    if isinstance(content, (bytes, bytearray, memoryview)):
+        data = bytes(content)
+        with open(path, "wb") as f:
+            f.write(data)
+        return {"size": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+    if isinstance(content, (str, os.PathLike)):
+        shutil.copyfile(content, path)
+        return {"size": os.path.getsize(path), "sha256": _sha256_file(path)}
+    raise TypeError(f"cache file {os.path.basename(path)!r}: expected bytes or a file path, "
+                    f"got {type(content).__name__}")
