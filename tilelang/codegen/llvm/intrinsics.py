@@ -1,0 +1,93 @@
+"""Intrinsic calls (T.exp, T.sqrt, ...) -> LLVM intrinsics or libm functions.
+
+Floats are computed in float32 or float64 (the low-precision formats in float32). LLVM
+intrinsics are used where LLVM has one (it lowers them to instructions or libm calls);
+tanh and erf call libm directly (the shared library links -lm).
+"""
+from __future__ import annotations
+
+from llvmlite import ir
+
+from ... import dtypes
+from ...diagnostics import codes_codegen as codes
+from ...ir.nodes import Call
+from .context import user_error
+from .convert import intrinsic
+from .types import F64, is_unsigned
+
+_LLVM_UNARY = {"exp": "llvm.exp", "exp2": "llvm.exp2", "log": "llvm.log",
+               "log2": "llvm.log2", "sqrt": "llvm.sqrt", "floor": "llvm.floor",
+               "ceil": "llvm.ceil", "abs": "llvm.fabs"}
+_LIBM = {"tanh": ("tanhf", "tanh"), "erf": ("erff", "erf")}
+
+
+def _suffix(ty: ir.Type) -> str:
+    return "f64" if ty == F64 else "f32"
+
+
+def call_float(b: ir.IRBuilder, name: str, args) -> ir.Value:
+    """Call the LLVM float intrinsic `name` (e.g. "llvm.maxnum") on same-typed args."""
+    ty = args[0].type
+    fn = intrinsic(b.module, f"{name}.{_suffix(ty)}", ty, [ty] * len(args))
+    return b.call(fn, list(args))
+
+
+def unary_float(b: ir.IRBuilder, name: str, x: ir.Value) -> ir.Value:
+    return call_float(b, _LLVM_UNARY[name], [x])
+
+
+def _libm(b: ir.IRBuilder, name: str, x: ir.Value) -> ir.Value:
+    single, double = _LIBM[name]
+    fname = double if x.type == F64 else single
+    return b.call(intrinsic(b.module, fname, x.type, [x.type]), [x])
+
+
+def _one(x: ir.Value) -> ir.Constant:
+    return ir.Constant(x.type, 1.0)
+
+
+def _float_call(b: ir.IRBuilder, name: str, args) -> ir.Value:
+    x = args[0]
+    if name in _LLVM_UNARY:
+        return unary_float(b, name, x)
+    if name in _LIBM:
+        return _libm(b, name, x)
+    if name == "rsqrt":
+        return b.fdiv(_one(x), unary_float(b, "sqrt", x))
+    if name == "sigmoid":
+        e = unary_float(b, "exp", b.fneg(x))
+        return b.fdiv(_one(x), b.fadd(_one(x), e))
+    if name == "ceildiv":
+        return unary_float(b, "ceil", b.fdiv(x, args[1]))
+    return None
+
+
+def _int_call(b: ir.IRBuilder, name: str, dtype: str, args) -> ir.Value:
+    x = args[0]
+    if name in ("floor", "ceil"):
+        return x
+    if name == "abs":
+        if is_unsigned(dtype):
+            return x
+        neg = b.sub(ir.Constant(x.type, 0), x)
+        return b.select(b.icmp_signed("<", x, ir.Constant(x.type, 0)), neg, x)
+    return None
+
+
+def emit(b: ir.IRBuilder, call: Call, args) -> ir.Value:
+    """The value of intrinsic `call` applied to already-converted `args`."""
+    expected = 2 if call.name == "ceildiv" else 1
+    if len(args) != expected:
+        raise user_error(codes.UNSUPPORTED_DTYPE_OP,
+                         f"T.{call.name} takes {expected} argument(s), got {len(args)}",
+                         call.span)
+    if dtypes.is_float(call.dtype):
+        result = _float_call(b, call.name, args)
+    else:
+        result = _int_call(b, call.name, call.dtype, args)
+    if result is None:
+        raise user_error(codes.UNSUPPORTED_DTYPE_OP,
+                         f"T.{call.name} is not defined for {call.dtype} values", call.span,
+                         help=f"cast the argument to a float type: "
+                              f"T.{call.name}(T.cast(x, \"float32\"))")
+    return result

@@ -1,0 +1,41 @@
+"""Loop metadata (`!llvm.loop`): vectorise / unroll hints.
+
+LLVM wants a distinct, self-referencing node (`!5 = distinct !{!5, !6}`); llvmlite's
+`add_metadata` only makes uniqued nodes, so `_LoopID` prints itself that way.
+"""
+from __future__ import annotations
+
+from llvmlite import ir
+from llvmlite.ir.values import MDValue
+
+
+class _LoopID(MDValue):
+    def descr(self, buf):
+        ops = ", ".join([self.get_reference()] + [op.get_reference() for op in self.operands])
+        buf += (f"distinct !{{ {ops} }}", "\n")
+
+    def __eq__(self, other):
+        return self is other
+
+    def __hash__(self):
+        return id(self)
+
+
+def loop_metadata(module: ir.Module, kind: str, extent_is_const: bool,
+                  unroll_count: int | None = None) -> MDValue | None:
+    """The `!llvm.loop` node for a loop of `kind`, or None when it needs no hints."""
+    hints = []
+    if kind == "vectorized":
+        hints.append(module.add_metadata(["llvm.loop.vectorize.enable",
+                                          ir.Constant(ir.IntType(1), 1)]))
+    elif kind == "unroll":
+        if unroll_count:
+            hints.append(module.add_metadata(["llvm.loop.unroll.count",
+                                              ir.Constant(ir.IntType(32), unroll_count)]))
+        elif extent_is_const:
+            hints.append(module.add_metadata(["llvm.loop.unroll.full"]))
+        else:
+            hints.append(module.add_metadata(["llvm.loop.unroll.enable"]))
+    if not hints:
+        return None
+    return _LoopID(module, hints, name=str(len(module.metadata)))
