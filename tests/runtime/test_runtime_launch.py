@@ -4,6 +4,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -108,3 +109,30 @@ def test_workspace_is_zeroed_each_call(lib):
         for _ in range(3):            # a reused, dirty workspace would accumulate
             out = lib.rowsum(x, out_idx=-1, num_threads=threads)
             np.testing.assert_array_equal(out, x.sum(axis=1))
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_pool_works_in_a_forked_child(lib):
+    run_mark(lib, 64, num_threads=2)            # the parent's pool has a worker now
+    pid = os.fork()
+    if pid == 0:                                # child: must not wait on a dead worker
+        try:                                    # ... and must really use 2 threads
+            for _ in range(3):
+                hits, tids = run_mark(lib, 32, spin_us=2000, num_threads=2)
+                if hits.tolist() != [1] * 32:
+                    os._exit(1)
+                if len(set(tids.tolist())) == 2:
+                    os._exit(0)
+            os._exit(3)
+        finally:
+            os._exit(2)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            assert os.waitstatus_to_exitcode(status) == 0
+            return
+        time.sleep(0.01)
+    os.kill(pid, 9)
+    os.waitpid(pid, 0)
+    pytest.fail("a launch in a forked child hung")

@@ -79,6 +79,13 @@ class ThreadPool:
     """Daemon worker threads fed through a queue; grown on demand, never shrunk."""
 
     def __init__(self):
+        self._reset()
+        if hasattr(os, "register_at_fork"):
+            # A forked child has none of the parent's threads: start from an empty pool
+            # (else its launches would queue work that no thread ever takes).
+            os.register_at_fork(after_in_child=self._reset)
+
+    def _reset(self) -> None:
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
         self._workers: list[threading.Thread] = []
         self._grow_lock = threading.Lock()
