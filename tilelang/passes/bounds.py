@@ -56,12 +56,12 @@ class Bounds:
     atoms (symbolic sizes) known to be >= 0."""
 
     def __init__(self, nonneg: set[str]):
-        self.nonneg = nonneg
+        self.nonneg_atoms = nonneg
 
     # ------------------------------------------------------------------ proofs
 
     def _atoms_nonneg(self, lin: Lin, sign: int) -> bool:
-        return all(isinstance(a, Var) and a.name in self.nonneg and sign * k >= 0
+        return all(isinstance(a, Var) and a.name in self.nonneg_atoms and sign * k >= 0
                    for a, k in lin.terms)
 
     def nonneg(self, lin: Lin | None) -> bool:

@@ -1,0 +1,126 @@
+"""The pass manager: pipeline order, dumps, timings, verify-each and reproducers."""
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+
+import pytest
+
+from tilelang.diagnostics import Diagnostic, InternalError, TileLangError
+from tilelang.ir import Const, Var, Store, Module, Fill
+from tilelang.passes import Pass, PassManager, pipeline, list_passes, run_until
+
+from .irb import c, tensor, whole, kernel_func, module
+
+CPU_ORDER = ["simplify", "lower_tile_ops", "predicate", "vectorize", "simplify_lowered", "dce"]
+
+
+def small_module() -> Module:
+    B = tensor("B", (8,))
+    func, _ = kernel_func("k", (B,), (c(1),), [Fill(whole(B), Const(2.0, "float32"))])
+    return module(func)
+
+
+def test_cpu_pipeline_order_and_descriptions():
+    assert [p.name for p in pipeline("cpu")] == CPU_ORDER
+    listed = list_passes("cpu")
+    assert [n for n, _ in listed] == CPU_ORDER
+    assert all(d and "\n" not in d for _, d in listed)
+
+
+def test_unknown_targets_are_user_errors():
+    with pytest.raises(TileLangError) as info:
+        pipeline("gpu")
+    assert info.value.code == "TL0705"
+    with pytest.raises(TileLangError) as info:
+        pipeline("tcsim:h100_like")
+    assert info.value.code == "TL0704"
+
+
+def test_timings_cover_every_pass():
+    pm = PassManager(pipeline("cpu"), verify_each=True)
+    pm.run(small_module())
+    assert [n for n, _ in pm.timings] == CPU_ORDER
+    assert all(t >= 0 for _, t in pm.timings)
+    assert "lower_tile_ops" in pm.report()
+
+
+def test_dump_after_named_pass_and_all(tmp_path):
+    PassManager(pipeline("cpu"), dump_after={"predicate"}, dump_dir=str(tmp_path)).run(
+        small_module())
+    assert sorted(os.listdir(tmp_path)) == ["03_predicate.tl"]
+    all_dir = tmp_path / "all"
+    PassManager(pipeline("cpu"), dump_after="all", dump_dir=str(all_dir)).run(small_module())
+    assert sorted(os.listdir(all_dir)) == [f"{i + 1:02d}_{n}.tl" for i, n in enumerate(CPU_ORDER)]
+    assert (all_dir / "02_lower_tile_ops.tl").read_text().strip()
+
+
+def test_dump_without_dir_goes_to_stderr(capsys):
+    PassManager(pipeline("cpu"), dump_after=("dce",)).run(small_module())
+    err = capsys.readouterr().err
+    assert "# IR after pass dce" in err
+
+
+def test_crashing_pass_writes_reproducer_and_raises_internal_error(tmp_path):
+    def broken(mod):
+        raise KeyError("boom")
+    passes = [pipeline("cpu")[0], Pass("broken", broken, "always fails")]
+    with pytest.raises(InternalError) as info:
+        PassManager(passes, dump_dir=str(tmp_path)).run(small_module())
+    path = info.value.reproducer
+    assert path and os.path.exists(path) and path.startswith(str(tmp_path))
+    assert "broken" in str(info.value) and path in str(info.value)
+    text = open(path).read()
+    assert "IR before pass `broken`" in text and "KeyError" in text
+
+
+def test_reproducer_goes_to_a_temp_dir_without_dump_dir():
+    passes = [Pass("broken", lambda m: 1 // 0, "always fails")]
+    with pytest.raises(InternalError) as info:
+        PassManager(passes).run(small_module())
+    assert os.path.exists(info.value.reproducer)
+
+
+def test_user_error_from_a_pass_passes_through():
+    def picky(mod):
+        raise TileLangError(Diagnostic("TL0401", "user mistake"))
+    with pytest.raises(TileLangError) as info:
+        PassManager([Pass("picky", picky, "")]).run(small_module())
+    assert info.value.code == "TL0401"
+
+
+def test_verify_each_catches_a_pass_that_breaks_the_ir(tmp_path):
+    def unbind(mod):
+        func = mod.funcs[0]
+        kern = func.body.stmts[0]
+        bad_store = Store(tensor("B", (8,)), (Var("nowhere"),), Const(0.0, "float32"))
+        return replace(mod, funcs=(replace(func, body=replace(
+            func.body, stmts=(replace(kern, body=bad_store),))),))
+    pm = PassManager([Pass("unbind", unbind, "")], verify_each=True, dump_dir=str(tmp_path))
+    with pytest.raises(InternalError) as info:
+        pm.run(small_module())
+    assert "after `unbind` is ill-formed" in str(info.value)
+    assert "'nowhere'" in str(info.value)
+    assert os.path.exists(info.value.reproducer)
+    # Without verify-each the broken IR goes through unnoticed.
+    PassManager([Pass("unbind", unbind, "")]).run(small_module())
+
+
+def test_pass_returning_a_non_module_is_an_internal_error():
+    with pytest.raises(InternalError, match="returned NoneType"):
+        PassManager([Pass("nothing", lambda m: None, "")]).run(small_module())
+
+
+def test_run_until_stops_after_the_named_pass():
+    lowered = run_until(small_module(), "cpu", "lower_tile_ops", verify_each=True)
+    assert not any(isinstance(n, Fill) for n in _walk(lowered))
+    same = run_until(small_module(), "cpu", "simplify")
+    assert any(isinstance(n, Fill) for n in _walk(same))
+    with pytest.raises(TileLangError) as info:
+        run_until(small_module(), "cpu", "nonsense")
+    assert info.value.code == "TL0702" and "nonsense" in str(info.value)
+
+
+def _walk(node):
+    from tilelang.ir import walk
+    return list(walk(node))
