@@ -63,6 +63,8 @@ class KernelFunction:
 
     @property
     def name(self) -> str:
+        if self._runtime_kernel is not None:
+            return self._runtime_kernel.name
         return self._func().name
 
     def _func(self):
@@ -80,9 +82,11 @@ class KernelFunction:
             try:
                 if self._text is not None and self._module is None:
                     # `.tl` text: the source index may serve it without parsing
-                    self._library = build_source(self._text, self._filename, self.options)
+                    self._library = build_source(self._text, self._filename, self.options,
+                                                 out_idx=self.out_idx)
                 else:
-                    self._library = build_module(self.module(), self.options)
+                    self._library = build_module(self.module(), self.options,
+                                                 out_idx=self.out_idx)
             except TileLangError as err:
                 raise err.with_traceback(None) from None
         return self._library
@@ -97,9 +101,7 @@ class KernelFunction:
 
     def __call__(self, *args, **kwargs):
         self.compile()
-        if self.out_idx is not None and "out_idx" not in kwargs:
-            kwargs["out_idx"] = self.out_idx
-        return self._runtime_kernel(*args, **kwargs)
+        return self._runtime_kernel(*args, **kwargs)     # out_idx: the library's default
 
     # -- inspection -----------------------------------------------------------------
 
@@ -183,10 +185,10 @@ def jit(fn=None, *, out_idx=None, **kwargs):
 def compile(source, kernel=None, out_idx=None, **kwargs):
     """Compile a `.tl` path, `.tl` source text or a `T.Tensor`-annotated function.
 
-    A `.tl` path or text gives the runtime `Library` of its kernels (only `kernel`, if
-    named): `lib["gemm"](a, b, c)`; `out_idx` becomes the kernels' default. A function
-    gives a callable `KernelFunction`. Keywords: the compile options (target, opt, cpu,
-    features, verify_each, dump_after, dump_dir) and `defines={...}`."""
+    One kernel (or the one `kernel=` names) gives a callable `KernelFunction`; a `.tl`
+    source with several kernels gives the runtime `Library` (`lib["row_sum"](...)`).
+    `out_idx` becomes the kernels' default. Keywords: the compile options (target, opt,
+    cpu, features, verify_each, dump_after, dump_dir) and `defines={...}`."""
     options, unknown = _split_options(kwargs)
     defines = unknown.pop("defines", None)
     if unknown:
@@ -195,15 +197,11 @@ def compile(source, kernel=None, out_idx=None, **kwargs):
     if callable(source) and not isinstance(source, str):
         return KernelFunction(pyfunc=source, out_idx=out_idx, defines=defines, kernel=kernel,
                               **options).compile()
-    from .driver import make_options
-    from .driver.build import build_source
     text, filename = _source_text(source)
-    try:
-        return build_source(text, filename,
-                            make_options(defines=defines, kernel=kernel, **options),
-                            out_idx=out_idx)
-    except TileLangError as err:
-        raise err.with_traceback(None) from None
+    k = KernelFunction(text=text, filename=filename, out_idx=out_idx, defines=defines,
+                       kernel=kernel, **options)
+    library = k.library()           # a warm start: served from the cache, nothing parsed
+    return k.compile() if len(library) == 1 else library
 
 
 def _source_text(source) -> tuple[str, str]:
