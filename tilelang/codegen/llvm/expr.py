@@ -93,7 +93,7 @@ class ExprEmitter:
         if op == "/":
             return b.fdiv(a, c)
         if op == "//":
-            return intrinsics.unary_float(b, "floor", b.fdiv(a, c))
+            return self._float_floordiv(a, c)
         if op == "%":
             return self._float_mod(a, c)
         if op in ("min", "max"):
@@ -101,14 +101,39 @@ class ExprEmitter:
             return intrinsics.call_float(b, name, [a, c])
         raise internal(f"unknown float operator {op!r}")
 
-    def _float_mod(self, a, c):
-        # Python's a % c: the C remainder moved into the sign of the divisor
+    def _float_mod_parts(self, a, c):
+        """(Python's a % c, whether the C remainder was moved) -- numpy's npy_divmod."""
         b = self.b
         r = b.frem(a, c)
         zero = ir.Constant(a.type, 0.0)
-        fix = b.and_(b.fcmp_ordered("!=", r, zero),
-                     b.xor(b.fcmp_ordered("<", r, zero), b.fcmp_ordered("<", c, zero)))
-        return b.select(fix, b.fadd(r, c), r)
+        moved = b.and_(b.fcmp_ordered("!=", r, zero),
+                       b.xor(b.fcmp_ordered("<", r, zero), b.fcmp_ordered("<", c, zero)))
+        mod = b.select(moved, b.fadd(r, c), r)
+        # an exact zero takes the divisor's sign, as in Python
+        signed_zero = intrinsics.call_float(b, "llvm.copysign", [zero, c])
+        mod = b.select(b.fcmp_ordered("==", r, zero), signed_zero, mod)
+        return r, moved, mod
+
+    def _float_mod(self, a, c):
+        return self._float_mod_parts(a, c)[2]
+
+    def _float_floordiv(self, a, c):
+        """Python's a // c for floats: (a - fmod(a, c)) / c, stepped down when the
+        remainder moved, then rounded to the nearest integer (numpy's npy_divmod), which
+        is not always floor(a / c) (1 // 0.1 == 9)."""
+        b = self.b
+        r, moved, _ = self._float_mod_parts(a, c)
+        div = b.fdiv(b.fsub(a, r), c)
+        div = b.select(moved, b.fsub(div, ir.Constant(a.type, 1.0)), div)
+        fl = intrinsics.unary_float(b, "floor", div)
+        up = b.fcmp_ordered(">", b.fsub(div, fl), ir.Constant(a.type, 0.5))
+        fl = b.select(up, b.fadd(fl, ir.Constant(a.type, 1.0)), fl)
+        # div == 0 keeps the sign of a / c; a zero divisor gives a / c (inf or nan)
+        q = b.fdiv(a, c)
+        fl = b.select(b.fcmp_ordered("==", div, ir.Constant(a.type, 0.0)),
+                      intrinsics.call_float(b, "llvm.copysign", [ir.Constant(a.type, 0.0), q]),
+                      fl)
+        return b.select(b.fcmp_ordered("==", c, ir.Constant(a.type, 0.0)), q, fl)
 
     def _bool_arith(self, op, a, c):
         b = self.b
