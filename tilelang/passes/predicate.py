@@ -11,6 +11,9 @@ A load whose conditions are already implied (by the guard of the store it feeds,
 enclosing `if`, or by the condition of an enclosing `T.if_then_else`) is not guarded
 again. Guard conjuncts that do not depend on a loop's variable are hoisted out of that
 loop, so the innermost loop tests only its own index.
+
+Block-local buffers are not guarded; an access that surely leaves one is reported as a
+user error (local_bounds.py).
 """
 from __future__ import annotations
 
@@ -20,6 +23,7 @@ from ..ir import (Expr, Const, Var, Binary, Cast, Select, Load, Stmt, Seq, Let, 
                   Kernel, Module, PrimFunc, Buffer, walk)
 from .bounds import Bounds, loop_interval
 from .fold import zero
+from .local_bounds import check_local_bounds
 
 
 def predicate(module: Module) -> Module:
@@ -27,6 +31,7 @@ def predicate(module: Module) -> Module:
 
 
 def _predicate_func(func: PrimFunc) -> PrimFunc:
+    check_local_bounds(func)
     guard = _Guard(Bounds({s.name for s in func.symbols}))
     return replace(func, body=guard.stmt(func.body, {}, frozenset()))
 

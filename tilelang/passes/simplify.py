@@ -11,8 +11,10 @@ x + 0 would turn -0.0 into +0.0 and x * 0 would hide NaN and infinities.
 from __future__ import annotations
 
 from .. import dtypes
-from ..ir import (Node, Const, Binary, Unary, Call, Cast, Select, Seq, For, If, Module,
-                  rewrite, substitute)
+from ..diagnostics import Diagnostic, Label, TileLangError
+from ..diagnostics.codes_passes import DIVISION_BY_ZERO, EMPTY_BUFFER
+from ..ir import (Node, Const, Binary, Unary, Call, Cast, Select, Seq, For, If, Alloc, Module,
+                  NO_SPAN, rewrite, substitute)
 from .fold import (make_const, is_const, fold_binary, fold_unary, fold_call, fold_cast)
 
 
@@ -32,7 +34,22 @@ def _simplify_node(node: Node) -> Node | None:
 
 # ----------------------------------------------------------------------------- expressions
 
+def _user_error(code: str, message: str, span, label: str) -> TileLangError:
+    primary = None if span is NO_SPAN else Label.from_span(span, label)
+    return TileLangError(Diagnostic(code, message, primary))
+
+
+def _check_divisor(e: Node, divisor: Node) -> None:
+    """A constant zero integer divisor is the user's error (often a `-D` value)."""
+    if isinstance(divisor, Const) and divisor.value == 0 and dtypes.is_int(divisor.dtype):
+        span = divisor.span if divisor.span is not NO_SPAN else e.span
+        raise _user_error(DIVISION_BY_ZERO, "integer division by zero", span,
+                          "this divisor is 0")
+
+
 def _binary(e: Binary):
+    if e.op in ("//", "%", "/"):
+        _check_divisor(e, e.rhs)
     if isinstance(e.lhs, Const) and isinstance(e.rhs, Const):
         folded = fold_binary(e)
         if folded is not None:
@@ -120,6 +137,8 @@ def _unary(e: Unary):
 
 
 def _call(e: Call):
+    if e.name == "ceildiv":
+        _check_divisor(e, e.args[1])
     if all(isinstance(a, Const) for a in e.args):
         return fold_call(e)
     return None
@@ -173,9 +192,17 @@ def _for(s: For):
     return None
 
 
+def _alloc(s: Alloc):
+    for extent in s.buffer.shape:
+        if isinstance(extent, Const) and extent.value <= 0:
+            raise _user_error(EMPTY_BUFFER, f"buffer `{s.buffer.name}` has extent "
+                              f"{extent.value}", s.span, "allocated here")
+    return None
+
+
 _HANDLERS = {
     Binary: _binary, Unary: _unary, Call: _call, Cast: _cast, Select: _select,
-    Seq: _seq, If: _if, For: _for,
+    Seq: _seq, If: _if, For: _for, Alloc: _alloc,
 }
 
 __all__ = ["simplify", "simplify_node", "EMPTY"]
