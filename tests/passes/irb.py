@@ -2,7 +2,7 @@
 directly, and for kernels whose sizes hypothesis draws)."""
 from __future__ import annotations
 
-from tilelang.ir import (Const, Var, Binary, Call, Buffer, Region, Seq, Kernel, PrimFunc,
+from tilelang.ir import (Expr, Const, Var, Binary, Call, Buffer, Region, Seq, Kernel, PrimFunc,
                          Module, For)
 
 
@@ -12,6 +12,8 @@ def c(value, dtype="int32"):
 
 def size(n):
     """A shape entry: an int becomes a constant, a str a symbolic size Var."""
+    if isinstance(n, Expr):
+        return n
     return Var(n) if isinstance(n, str) else Const(n, "int32")
 
 
