@@ -131,15 +131,17 @@ def c_string(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def library_source(names, manifest_overrides=None, omit_symbols=()) -> str:
-    """C source of a library holding `names`; `manifest_overrides` patches the manifest
-    (to write bad ones) and `omit_symbols` leaves functions out (as `static` copies)."""
+def library_source(names, manifest_overrides=None, omit_symbols=(), kernels=None) -> str:
+    """C source of a library holding `names` (from `kernels`, default KERNELS);
+    `manifest_overrides` patches the manifest (to write bad ones) and `omit_symbols`
+    leaves functions out (as `static` copies)."""
+    kernels = kernels or KERNELS
     manifest = {"format": 1, "compiler_version": "0.1.0",
                 "target": {"triple": "x86_64-unknown-linux-gnu", "cpu": "generic",
                            "features": ""},
-                "kernels": [KERNELS[n][0] for n in names]}
+                "kernels": [kernels[n][0] for n in names]}
     manifest.update(manifest_overrides or {})
-    body = "".join(KERNELS[n][1] for n in names)
+    body = "".join(kernels[n][1] for n in names)
     for sym in omit_symbols:
         body = body.replace(f"int64_t {sym}(", f"static int64_t {sym}_unused(")
         body = body.replace(f"void {sym}(", f"static void {sym}_unused(")

@@ -9,21 +9,18 @@ from __future__ import annotations
 
 import ctypes
 import numbers
-import struct
 
 import numpy as np
 
 from .. import dtypes
-from .errors import LaunchTypeError, LaunchValueError, codes
+from .errors import ArtifactError, LaunchTypeError, LaunchValueError, codes
 from .manifest import KernelSpec, ParamSpec
+from .scalars import scalar_step
+from .sizes import SizeExpr, show_env
 
 _ndarray = np.ndarray
-_F64 = struct.Struct("<d")
-_I64 = struct.Struct("<q")
 _c_char_from_buffer = ctypes.c_char.from_buffer
 _addressof = ctypes.addressof
-_INT_RANGE = {"int64": (-2**63, 2**63 - 1), "int32": (-2**31, 2**31 - 1),
-              "int8": (-128, 127), "uint8": (0, 255)}
 
 
 def numpy_name(dtype: str) -> str:
@@ -98,14 +95,26 @@ class BindingPlan:
         self._sym_slot0 = n_params
         sym_index = {s: k for k, s in enumerate(spec.symbols)}
         binders: dict[int, str] = {}
-        self._steps = tuple(
-            _tensor_step(p, i, sym_index, binders) if p.is_tensor else _scalar_step(p, i)
-            for i, p in inputs)
+        # Dims given by a size expression are checked after every symbol is bound.
+        self._deferred: list = []
+        steps, n_tensors = [], 0
+        for i, p in inputs:
+            if p.is_tensor:
+                steps.append(_tensor_step(p, i, sym_index, binders, self._deferred, n_tensors))
+                n_tensors += 1
+            else:
+                steps.append(scalar_step(p, i))
+        self._steps = tuple(steps)
         self._check_bound(sym_index, binders)
-        self._allocs = tuple(self._alloc_spec(spec.params[i], sym_index, i)
-                             for i in self.out_idx)
-        self._workspaces = tuple(self._alloc_spec(w, sym_index, n_params + n_syms + k)
+        self._int_scalars = tuple((p.name, i) for i, p in inputs
+                                  if not p.is_tensor and not dtypes.is_float(p.dtype))
+        self._check_names(inputs)
+        self._allocs = tuple(_alloc_spec(spec.params[i], sym_index, i) for i in self.out_idx)
+        self._workspaces = tuple(_alloc_spec(w, sym_index, n_params + n_syms + k)
                                  for k, w in enumerate(spec.workspaces))
+        self._needs_env = bool(self._deferred) or any(
+            kind == _EXPR for _, dims, _, _ in self._allocs + self._workspaces
+            for kind, _ in dims)
         self._single = len(self._allocs) == 1
 
     def _check_bound(self, sym_index: dict, binders: dict) -> None:
@@ -119,14 +128,28 @@ class BindingPlan:
                     f"only in output {users[0]!r} (out_idx); pass {users[0]!r} explicitly",
                     codes.ARG_UNBOUND, users[0])
             raise LaunchValueError(
-                f"symbolic size {sym!r} of {self.spec.name} appears in no tensor parameter, "
-                f"so no argument tells its value", codes.ARG_UNBOUND)
+                f"symbolic size {sym!r} of {self.spec.name} is not the extent of any input "
+                f"tensor dimension, so no argument tells its value", codes.ARG_UNBOUND)
 
-    @staticmethod
-    def _alloc_spec(buf, sym_index: dict, slot: int) -> tuple:
-        dims = tuple((True, sym_index[d]) if isinstance(d, str) else (False, d)
-                     for d in buf.shape)
-        return (slot, dims, dtypes.numpy_dtype(buf.dtype))
+    def _check_names(self, inputs) -> None:
+        """Every name a size expression reads must be a symbol, an integer scalar
+        parameter or an earlier `lets` entry of the manifest."""
+        known = set(self.spec.symbols) | {n for n, _ in self._int_scalars}
+        exprs = []
+        for name, expr in self.spec.lets:
+            exprs.append((f"let {name!r}", expr, set(known)))
+            known.add(name)
+        bufs = ([p for _, p in inputs if p.is_tensor] +
+                [self.spec.params[i] for i in self.out_idx] + list(self.spec.workspaces))
+        for buf in bufs:
+            exprs += [(repr(buf.name), d, known) for d in buf.shape if isinstance(d, SizeExpr)]
+        for what, expr, names in exprs:
+            missing = sorted(expr.names - names)
+            if missing:
+                raise ArtifactError(
+                    f"kernel {self.spec.name!r}: the size {expr.text} of {what} uses "
+                    f"{missing[0]!r}, which is neither a symbol, an integer scalar parameter "
+                    f"nor a manifest 'lets' entry, so the runtime cannot compute it")
 
     # -- the hot path -------------------------------------------------------------------
 
@@ -149,19 +172,37 @@ class BindingPlan:
         for v in syms:
             slots[k] = v
             k += 1
+        env = self._env(slots, syms, spans) if self._needs_env else None
         keep = [spans]
-        for slot, dims, dt in self._workspaces:
-            buf = np.zeros(tuple(syms[v] if s else v for s, v in dims), dt)
+        for slot, dims, dt, name in self._workspaces:
+            buf = _allocate(dims, dt, syms, env, name)
             slots[slot] = buf.ctypes.data
             keep.append(buf)
         if not self._allocs:
             return slots, keep, None
         outs = []
-        for slot, dims, dt in self._allocs:
-            buf = np.zeros(tuple(syms[v] if s else v for s, v in dims), dt)
+        for slot, dims, dt, name in self._allocs:
+            buf = _allocate(dims, dt, syms, env, name)
             slots[slot] = buf.ctypes.data
             outs.append(buf)
         return slots, keep, outs[0] if self._single else tuple(outs)
+
+    def _env(self, slots, syms: list, spans: list) -> dict:
+        """Names size expressions read (symbols, integer scalars, lets); checks the
+        input dims given by expressions on the way."""
+        env = dict(zip(self.spec.symbols, syms))
+        for name, slot in self._int_scalars:
+            env[name] = slots[slot]
+        for name, expr in self.spec.lets:
+            env[name] = expr.evaluate(env)
+        for span_idx, i, expr, p in self._deferred:
+            got, want = spans[span_idx][4].shape[i], expr.evaluate(env)
+            if got != want:
+                raise LaunchValueError(
+                    f"argument {p.name!r} expects shape {p.describe_shape()}: dimension {i} "
+                    f"must be {expr.text} = {want} ({show_env(env, expr.names)}), got {got}",
+                    codes.ARG_SHAPE, p.name)
+        return env
 
     # -- error paths --------------------------------------------------------------------
 
@@ -227,16 +268,39 @@ def _check_overlap(spans: list) -> None:
                     codes.ARG_ALIAS, name_b)
 
 
-def _tensor_step(p: ParamSpec, slot: int, sym_index: dict, binders: dict):
+_CONST, _SYM, _EXPR = 0, 1, 2
+
+
+def _alloc_spec(buf, sym_index: dict, slot: int) -> tuple:
+    dims = tuple((_SYM, sym_index[d]) if isinstance(d, str) else
+                 (_EXPR, d) if isinstance(d, SizeExpr) else (_CONST, d) for d in buf.shape)
+    return (slot, dims, dtypes.numpy_dtype(buf.dtype), buf.name)
+
+
+def _allocate(dims, dt, syms: list, env: dict | None, name: str):
+    """A zeroed buffer (an out_idx output or a workspace) of the planned dims."""
+    shape = tuple(v if kind == _CONST else syms[v] if kind == _SYM else v.evaluate(env)
+                  for kind, v in dims)
+    if any(n < 0 for n in shape):
+        raise LaunchValueError(f"buffer {name!r} would have the negative shape {shape}",
+                               codes.ARG_SHAPE, name)
+    return np.zeros(shape, dt)
+
+
+def _tensor_step(p: ParamSpec, slot: int, sym_index: dict, binders: dict, deferred: list,
+                 span_idx: int):
     """A closure that checks one tensor argument and stores its address in `slots`.
     `binders` (symbol index -> "A.shape[0]") is filled as parameters are planned, in
-    order, so the first dim naming a symbol binds it and later ones check against it."""
+    order, so the first dim naming a symbol binds it and later ones check against it.
+    Dims given by a size expression go to `deferred`, checked once all are bound."""
     dt = dtypes.numpy_dtype(p.dtype)
     name, ndim, writes = p.name, len(p.shape), p.access != "read"
     consts, binds, checks = [], [], []
     for i, d in enumerate(p.shape):
         if isinstance(d, int):
             consts.append((i, d))
+        elif isinstance(d, SizeExpr):
+            deferred.append((span_idx, i, d, p))
         elif sym_index[d] in binders:
             checks.append((i, sym_index[d], binders[sym_index[d]]))
         else:
@@ -299,68 +363,3 @@ def to_array(a, p: ParamSpec):
         f"argument {p.name!r} expects a tensor {p.dtype}{p.describe_shape()} (a numpy array "
         f"or an object with __dlpack__ / __array_interface__), got {type(a).__name__}",
         codes.ARG_NOT_TENSOR, p.name)
-
-
-def _scalar_step(p: ParamSpec, slot: int):
-    if dtypes.is_float(p.dtype):
-        convert = _float_converter(p)
-    elif dtypes.is_bool(p.dtype):
-        convert = _bool_converter(p)
-    else:
-        convert = _int_converter(p)
-
-    def step(a, slots, syms, spans):
-        slots[slot] = convert(a)
-
-    return step
-
-
-def _scalar_type_error(p: ParamSpec, want: str, v):
-    return LaunchTypeError(f"argument {p.name!r} expects {want} ({p.dtype}), got "
-                           f"{type(v).__name__} {v!r}", codes.ARG_SCALAR, p.name)
-
-
-def _unwrap_0d(v):
-    # A 0-d array (e.g. from a reduction) stands for its element.
-    return v.item() if isinstance(v, _ndarray) and v.ndim == 0 else v
-
-
-def _int_converter(p: ParamSpec):
-    lo, hi = _INT_RANGE[p.dtype]
-
-    def convert(v):
-        if type(v) is not int:
-            v = _unwrap_0d(v)
-            if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Integral):
-                raise _scalar_type_error(p, "an integer", v)
-            v = int(v)
-        if v < lo or v > hi:
-            raise LaunchValueError(f"argument {p.name!r} = {v} is out of range for {p.dtype} "
-                                   f"[{lo}, {hi}]", codes.ARG_SCALAR, p.name)
-        return v
-
-    return convert
-
-
-def _float_converter(p: ParamSpec):
-    pack, unpack = _F64.pack, _I64.unpack
-
-    def convert(v):
-        if type(v) is not float:
-            v = _unwrap_0d(v)
-            if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real):
-                raise _scalar_type_error(p, "a number", v)
-            v = float(v)
-        return unpack(pack(v))[0]     # the ABI passes float scalars as float64 bits
-
-    return convert
-
-
-def _bool_converter(p: ParamSpec):
-    def convert(v):
-        v = _unwrap_0d(v)
-        if not isinstance(v, (bool, np.bool_)):
-            raise _scalar_type_error(p, "a bool", v)
-        return 1 if v else 0
-
-    return convert

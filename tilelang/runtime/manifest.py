@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from .. import dtypes
 from .errors import ArtifactError
+from .sizes import SizeExpr
 
 FORMAT = 1                   # the manifest format this runtime reads
 ACCESS = ("read", "write", "readwrite")
@@ -50,6 +51,7 @@ class KernelSpec:
     grid: tuple                    # human-readable grid formulas
     threads: int | None
     raw: dict                      # the manifest entry as read
+    lets: tuple = ()               # (name, SizeExpr) computed from symbols and scalars
 
     def signature(self) -> str:
         parts = []
@@ -110,7 +112,8 @@ def _kernel(entry, where: str) -> KernelSpec:
     threads = entry.get("threads")
     return KernelSpec(name, params, tuple(symbols), workspaces,
                       tuple(str(g) for g in entry.get("grid", [])),
-                      threads if isinstance(threads, int) else None, entry)
+                      threads if isinstance(threads, int) else None, entry,
+                      _lets(entry, ctx))
 
 
 def _list(entry: dict, key: str, ctx: str) -> list:
@@ -128,14 +131,33 @@ def _dtype(value, ctx: str) -> str:
 
 
 def _shape(value, symbols: list, ctx: str) -> tuple:
+    """Dims as ints, symbol names (str) or SizeExpr for any other expression text."""
     if not isinstance(value, list):
         raise ArtifactError(f"{ctx}: shape must be a list")
+    dims = []
     for d in value:
-        ok = (isinstance(d, int) and not isinstance(d, bool) and d >= 0) or d in symbols
-        if not ok:
-            raise ArtifactError(
-                f"{ctx}: shape entry {d!r} is neither a non-negative int nor a declared symbol")
-    return tuple(value)
+        if isinstance(d, int) and not isinstance(d, bool) and d >= 0:
+            dims.append(d)
+        elif isinstance(d, str) and d in symbols:
+            dims.append(d)
+        elif isinstance(d, str):
+            dims.append(SizeExpr(d, ctx))
+        else:
+            raise ArtifactError(f"{ctx}: shape entry {d!r} is neither a non-negative int, "
+                                f"a symbol nor a size expression")
+    return tuple(dims)
+
+
+def _lets(entry: dict, ctx: str) -> tuple:
+    """Optional named sizes computed before the grid (prologue values that workspace
+    shapes may use): `[{"name": ..., "expr": ...}]`, evaluated in order."""
+    lets = []
+    for item in _list(entry, "lets", ctx):
+        if not (isinstance(item, dict) and isinstance(item.get("name"), str)
+                and isinstance(item.get("expr"), (str, int))):
+            raise ArtifactError(f"{ctx}: each of 'lets' needs a name and an expr")
+        lets.append((item["name"], SizeExpr(str(item["expr"]), f"{ctx}, let {item['name']!r}")))
+    return tuple(lets)
 
 
 def _param(p, symbols: list, ctx: str) -> ParamSpec:
