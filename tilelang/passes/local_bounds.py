@@ -62,11 +62,11 @@ def _check_access(node, ranges: dict) -> None:
         if lo < 0 or hi >= extent.value:
             span = node.span if node.span is not NO_SPAN else index.span
             primary = None if span is NO_SPAN else Label.from_span(
-                span, f"index {dim} takes values {lo}..{hi}")
+                span, f"reaches {hi if hi >= extent.value else lo}")
             raise TileLangError(Diagnostic(
                 LOCAL_OUT_OF_BOUNDS,
-                f"index out of bounds of `{buf.name}`: dimension {dim} has extent "
-                f"{extent.value}", primary,
+                f"index out of bounds of `{buf.name}`: index {dim} takes values "
+                f"{lo}..{hi} but the extent is {extent.value}", primary,
                 help="fix the loop extent or the buffer's shape"))
 
 
