@@ -287,3 +287,19 @@ def test_empty_tensors(lib):
     e = np.zeros(0, np.float32)
     lib.vadd(e, e.copy(), e.copy())              # zero blocks: nothing runs, no error
     assert lib.vadd(e, e.copy(), out_idx=-1).shape == (0,)
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 64), st.integers(0, 24), st.booleans()),
+                min_size=2, max_size=6))
+def test_overlap_sweep_matches_brute_force(raw):
+    from tilelang.runtime.binding import _check_overlap
+    spans = [(start, size, f"T{i}", writes, None) for i, (start, size, writes) in enumerate(raw)]
+    expect = any(a[1] and b[1] and a[0] < b[0] + b[1] and b[0] < a[0] + a[1] and (a[3] or b[3])
+                 for i, a in enumerate(spans) for b in spans[i + 1:])
+    try:
+        _check_overlap(spans)
+        got = False
+    except ValueError:
+        got = True
+    assert got == expect

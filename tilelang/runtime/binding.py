@@ -252,7 +252,22 @@ _MISSING = object()
 
 def _check_overlap(spans: list) -> None:
     """Tensor arguments are noalias in the generated code: reject any two whose bytes
-    overlap unless both are only read."""
+    overlap unless both are only read. A sweep in address order finds whether any
+    two overlap at all (the common answer is no); only then are pairs examined."""
+    order = sorted(spans, key=_start)
+    end = order[0][0] + order[0][1]
+    for s in order[1:]:
+        if s[1] and s[0] < end:
+            return _check_pairs(spans)
+        if s[0] + s[1] > end:
+            end = s[0] + s[1]
+
+
+def _start(span) -> int:
+    return span[0]
+
+
+def _check_pairs(spans: list) -> None:
     n = len(spans)
     for i in range(n):
         a0, size_a, name_a, w_a, _ = spans[i]
