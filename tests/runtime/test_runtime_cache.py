@@ -165,3 +165,24 @@ def test_concurrent_stores_of_one_key_all_succeed(tmp_path):
     assert contents.pop() in payloads
     assert Cache(tmp_path, enabled=True).lookup(k) == entries.pop()
     assert [n for n in os.listdir(tmp_path) if n.startswith(".")] == []
+
+
+@pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0,
+                    reason="root ignores directory permissions")
+def test_unwritable_dir_is_a_clear_oserror(tmp_path):
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o500)
+    try:
+        with pytest.raises(OSError, match="TILELANG_CACHE_DIR"):
+            Cache(ro / "sub", enabled=True).store(key("x"), {"f": b"1"})
+    finally:
+        ro.chmod(0o700)
+
+
+def test_cache_dir_is_a_file_is_a_clear_oserror(tmp_path):
+    f = tmp_path / "file"
+    f.write_bytes(b"")
+    with pytest.raises(OSError, match="cannot write to the tilelang cache directory"):
+        Cache(f, enabled=True).store(key("x"), {"f": b"1"})
+    assert Cache(f, enabled=True).lookup(key("x")) is None

@@ -146,8 +146,13 @@ class Cache:
         names = list(files)
         for name in names:
             _check_name(name)
-        os.makedirs(self.dir, exist_ok=True)
-        tmp = tempfile.mkdtemp(prefix=_TMP_PREFIX, dir=self.dir)
+        try:
+            os.makedirs(self.dir, exist_ok=True)
+            tmp = tempfile.mkdtemp(prefix=_TMP_PREFIX, dir=self.dir)
+        except OSError as e:
+            raise OSError(e.errno, f"cannot write to the tilelang cache directory {self.dir} "
+                          f"({e.strerror}); set TILELANG_CACHE_DIR to a writeable directory "
+                          f"or TILELANG_DISABLE_CACHE=1") from None
         try:
             record = {"format": FORMAT, "key": key, "created": time.time(),
                       "meta": meta or {}, "files": {}}
