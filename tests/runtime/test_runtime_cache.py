@@ -1,6 +1,5 @@
 """The disk cache: store / lookup, corruption and truncation detected (entry removed,
 then rebuilt by the next store), concurrent writers, TILELANG_DISABLE_CACHE."""
-import json
 import multiprocessing
 import os
 
