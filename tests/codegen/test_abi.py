@@ -54,7 +54,7 @@ def test_manifest_describes_the_kernels(lib):
     assert set(m["target"]) == {"triple", "cpu", "features"}
     ids = lib.kernel("ids")
     assert ids["params"] == [{"name": "out", "kind": "tensor", "dtype": "int64",
-                              "shape": ["Z", "Y", "X"]}]
+                              "shape": ["Z", "Y", "X"], "access": "write"}]
     assert ids["symbols"] == ["X", "Y", "Z"] and ids["grid"] == ["X", "Y", "Z"]
     sc = lib.kernel("scaled")
     assert [p["kind"] for p in sc["params"]] == ["tensor", "scalar", "scalar", "scalar",
@@ -62,6 +62,8 @@ def test_manifest_describes_the_kernels(lib):
     assert sc["params"][1] == {"name": "alpha", "kind": "scalar", "dtype": "float32"}
     assert sc["workspaces"] == [{"name": "ws", "dtype": "float32", "shape": ["N * 2"]}]
     assert sc["grid"] == ["n2", "1", "1"]
+    assert sc["lets"] == [{"name": "n2", "expr": "N * 2 // 2"}]
+    assert [p.get("access") for p in sc["params"]] == ["read", None, None, None, None, "write"]
 
 
 def test_embedded_manifest_matches(lib):
@@ -205,3 +207,16 @@ def test_link_failure_is_TL0506(tmp_path):
         link_shared(b"not an object file", str(tmp_path / "bad.so"))
     assert e.value.code == "TL0506"
     assert not list(tmp_path.iterdir())          # no half-written library left behind
+
+
+def test_runtime_loads_and_runs_the_library(lib):
+    """The compiler-free runtime binds arguments from our manifest alone."""
+    from tilelang.runtime.artifact import load
+    rt = load(lib.path)
+    x = np.linspace(0, 1, 20).astype(np.float32)
+    y = np.zeros(20, np.float32)
+    rt["scaled"](x, 3.0, 2, True, 0.5, y)       # N bound from shapes, workspace allocated
+    np.testing.assert_allclose(y, 3 * x + 2 + 1 + 0.5, rtol=1e-6)
+    out = np.zeros((2, 3, 4), np.int64)
+    rt["ids"](out)
+    np.testing.assert_array_equal(out.ravel(), np.arange(24))

@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import json
 
-from ...ir.nodes import Binary, Buffer, Call, Cast, Const, Module, PrimFunc, Var
+from ... import dtypes
+from ...ir.nodes import (Atomic, Binary, Buffer, Call, Cast, Const, Let, Load, Module, PrimFunc,
+                         Store, Unary, Var)
+from ...ir.visitor import walk
 from .abi import split_body, workspaces
 from .target import TargetSpec
 
@@ -24,6 +27,8 @@ def format_expr(e, parent_prec: int = 0) -> str:
         return e.name
     if isinstance(e, Cast):
         return format_expr(e.value, parent_prec)
+    if isinstance(e, Unary) and e.op == "-":
+        return f"-{format_expr(e.operand, 6)}"
     if isinstance(e, Binary):
         if e.op in ("min", "max"):
             return f"{e.op}({format_expr(e.lhs)}, {format_expr(e.rhs)})"
@@ -43,9 +48,42 @@ def _shape(shape) -> list:
     return [int(d.value) if isinstance(d, Const) else format_expr(d) for d in shape]
 
 
-def _param(p) -> dict:
+_SIZE_OPS = {"+", "-", "*", "//", "%", "min", "max"}
+
+
+def is_size_expr(e) -> bool:
+    """Whether `e` is integer arithmetic the runtime can evaluate from the manifest text
+    (ints, names, + - * // %, min, max, ceildiv)."""
+    for n in walk(e):
+        if isinstance(n, (Const, Var, Cast)) or (isinstance(n, Unary) and n.op == "-"):
+            if isinstance(n, (Const, Var)) and not dtypes.is_int(n.dtype):
+                return False
+        elif isinstance(n, Binary) and n.op in _SIZE_OPS:
+            continue
+        elif isinstance(n, Call) and n.name == "ceildiv":
+            continue
+        else:
+            return False
+    return True
+
+
+def _access(func: PrimFunc) -> dict:
+    """name -> "read" | "write" | "readwrite" for each tensor, from the kernel body (the
+    runtime lets read-only tensors overlap)."""
+    reads, writes = set(), set()
+    for n in walk(func.body):
+        if isinstance(n, Load):
+            reads.add(n.buffer.name)
+        elif isinstance(n, (Store, Atomic)):
+            writes.add(n.buffer.name)
+    return {name: ("readwrite" if name in reads else "write") if name in writes else "read"
+            for name in reads | writes}
+
+
+def _param(p, access: dict) -> dict:
     if isinstance(p, Buffer):
-        return {"name": p.name, "kind": "tensor", "dtype": p.dtype, "shape": _shape(p.shape)}
+        return {"name": p.name, "kind": "tensor", "dtype": p.dtype, "shape": _shape(p.shape),
+                "access": access.get(p.name, "read")}
     return {"name": p.name, "kind": "scalar", "dtype": p.dtype}
 
 
@@ -53,12 +91,16 @@ def kernel_entry(func: PrimFunc) -> dict:
     prologue, kernel = split_body(func)
     grid = [format_expr(g) for g in kernel.grid]
     grid += ["1"] * (3 - len(grid))
+    access = _access(func)
+    lets = [{"name": s.var.name, "expr": format_expr(s.value)} for s in prologue
+            if isinstance(s, Let) and dtypes.is_int(s.var.dtype) and is_size_expr(s.value)]
     return {
         "name": func.name,
-        "params": [_param(p) for p in func.params],
+        "params": [_param(p, access) for p in func.params],
         "symbols": [s.name for s in func.symbols],
         "workspaces": [{"name": w.name, "dtype": w.dtype, "shape": _shape(w.shape)}
                        for w in workspaces(prologue)],
+        "lets": lets,
         "grid": grid,
         "threads": kernel.threads,
     }
