@@ -12,7 +12,7 @@ from dataclasses import replace
 
 from .. import dtypes
 from ..diagnostics import InternalError
-from ..ir import (Expr, Var, Binary, Call, Cast, Load, Stmt, Seq, Store, Atomic, For, Region,
+from ..ir import (Expr, Const, Var, Binary, Call, Cast, Load, Stmt, Seq, Store, Atomic, For, Region,
                   Copy, Gemm, Fill, Reduce, TileAtomic, Module, PrimFunc, rewrite)
 from .fold import make_const, int_range
 from .names import NameSupply, names_in
@@ -186,6 +186,8 @@ def _indices(region: Region, offsets: dict[int, Var]) -> tuple[Expr, ...]:
         var = offsets.get(d)
         if var is None:
             out.append(start)
+        elif isinstance(start, Const) and start.value == 0:
+            out.append(var)          # whole-buffer operands: index by the loop var alone
         else:
             if start.dtype != var.dtype:
                 start = Cast(start, var.dtype, span=start.span)
