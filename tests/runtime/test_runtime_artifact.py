@@ -38,8 +38,10 @@ def test_kernel_outlives_library_object(libpath):
 
 
 def test_default_out_idx_per_library_and_per_kernel(libpath):
+    import inspect
     a = np.ones(4, np.float32)
     lib = load(libpath, out_idx={"vadd": -1})
+    assert str(inspect.signature(lib.vadd)) == "(A, B, *, out_idx=None, num_threads=None)"
     np.testing.assert_array_equal(lib.vadd(a, a.copy()), 2 * a)
     c = np.zeros(4, np.float32)
     lib.vadd(a, a.copy(), c, out_idx=None)         # per-call override

@@ -57,6 +57,16 @@ class Kernel:
     def signature(self) -> str:
         return self.spec.signature()
 
+    @property
+    def __signature__(self):
+        """For `inspect.signature` / `help`: the arguments a caller passes by default."""
+        import inspect
+        kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
+        params = [inspect.Parameter(n, kind) for n in self.plan().names]
+        params += [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=None)
+                   for n in ("out_idx", "num_threads")]
+        return inspect.Signature(params)
+
     def __repr__(self) -> str:
         return f"<tilelang.Kernel {self.spec.signature()}>"
 
