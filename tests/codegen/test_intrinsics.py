@@ -65,6 +65,28 @@ def test_float_intrinsic(mod, name, dt):
                                rtol=_RTOL[dt], atol=_RTOL[dt] * 1e-3)
 
 
+@pytest.mark.parametrize("name", ["exp", "exp2"])
+def test_float32_exp_over_its_whole_range(mod, name):
+    """The inline float32 exp/exp2: overflow to inf, gradual underflow, ~2 ulp."""
+    hi = 89.0 if name == "exp" else 129.0
+    x = np.concatenate([np.linspace(-hi - 20, hi, 200_001), [-87.5, 88.7, 88.8, -149, -126.5,
+                                                             127.99, 128.0]]).astype(np.float32)
+    with np.errstate(all="ignore"):
+        want = _REF[name](x.astype(np.float64)).astype(np.float32)
+    got = run(mod, name, "float32", x)
+    assert np.array_equal(np.isinf(got), np.isinf(want))
+    normal = np.abs(want) >= np.finfo(np.float32).tiny
+    np.testing.assert_allclose(got[normal], want[normal], rtol=3e-7)
+    sub = ~normal
+    np.testing.assert_allclose(got[sub], want[sub], rtol=0, atol=2 * 2.0 ** -149)
+
+
+def test_exp_loop_is_vector_code():
+    from irb import build
+    asm = build(_kernel("exp", "float32"), cpu="znver3", features="+avx2,+fma,+f16c").compiled.asm
+    assert "vfmadd" in asm and "ymm" in asm and "expf" not in asm
+
+
 def test_special_values(mod):
     x = np.array([np.inf, -np.inf, np.nan, 0.0, -0.0], np.float32)
     with np.errstate(all="ignore"):

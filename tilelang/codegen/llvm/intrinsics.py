@@ -13,11 +13,13 @@ from ...diagnostics import codes_codegen as codes
 from ...ir.nodes import Call
 from .context import user_error
 from .convert import intrinsic
-from .types import F64, is_unsigned
+from .fastexp import exp2_f32, exp_f32
+from .types import F32, F64, is_unsigned
 
 _LLVM_UNARY = {"exp": "llvm.exp", "exp2": "llvm.exp2", "log": "llvm.log",
                "log2": "llvm.log2", "sqrt": "llvm.sqrt", "floor": "llvm.floor",
                "ceil": "llvm.ceil", "abs": "llvm.fabs"}
+_INLINE_F32 = {"exp": exp_f32, "exp2": exp2_f32}
 _LIBM = {"tanh": ("tanhf", "tanh"), "erf": ("erff", "erf")}
 
 
@@ -33,6 +35,8 @@ def call_float(b: ir.IRBuilder, name: str, args) -> ir.Value:
 
 
 def unary_float(b: ir.IRBuilder, name: str, x: ir.Value) -> ir.Value:
+    if x.type == F32 and name in _INLINE_F32:
+        return _INLINE_F32[name](b, x)      # vectorisable, unlike a libm call
     return call_float(b, _LLVM_UNARY[name], [x])
 
 
