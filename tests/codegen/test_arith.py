@@ -133,3 +133,16 @@ def test_negation(mod, dt):
 def test_not(mod):
     x = np.array([True, False, True])
     np.testing.assert_array_equal(run(mod, "not_bool", x, out_dtype=bool), ~x)
+
+
+def test_mixed_dtype_comparison_widens():
+    """A comparison the IR left mixed (int32 vs int64) is done in the wider type."""
+    N, i, bx = v("N"), v("i"), v("bx")
+    X, Y, Z = tensor("X", [N], "int32"), tensor("Y", [N], "int64"), tensor("Z", [N], "bool")
+    body = loop(i, N, store(Z, [i], Binary("<", load(X, i), load(Y, i), "bool")))
+    mod = build(kernel_func("lt_mixed", [X, Y, Z], [1], [bx], body, symbols=[N]))
+    x = np.array([0, -1, 5], np.int32)
+    y = np.array([2 ** 40, -2 ** 40, 4], np.int64)
+    z = np.zeros(3, bool)
+    mod.call("lt_mixed", x, y, z, 3)
+    np.testing.assert_array_equal(z, x < y)

@@ -11,5 +11,7 @@ from __future__ import annotations
 from .header import c_header
 from .link import link_shared, find_c_compiler
 from .compile import CompiledObject, compile_module
+from .target import TargetSpec, host_target, resolve as resolve_target
 
-__all__ = ["compile_module", "CompiledObject", "link_shared", "c_header", "find_c_compiler"]
+__all__ = ["compile_module", "CompiledObject", "link_shared", "c_header", "find_c_compiler",
+           "TargetSpec", "host_target", "resolve_target"]

@@ -21,6 +21,18 @@ _FLOAT_FLAGS = ("contract",)   # lets LLVM fuse a*b+c into an FMA
 _FCMP = {"<": "<", "<=": "<=", ">": ">", ">=": ">=", "==": "=="}
 
 
+def common_dtype(a: str, b: str) -> str:
+    """The dtype two operands of a comparison meet in when the IR left them mixed:
+    the wider float if either is a float, else the wider integer (signed on a tie)."""
+    if a == b:
+        return a
+    if dtypes.is_float(a) or dtypes.is_float(b):
+        return "float64" if "float64" in (a, b) else "float32"
+    if dtypes.bits(a) != dtypes.bits(b):
+        return a if dtypes.bits(a) > dtypes.bits(b) else b
+    return a if dtypes.is_signed(a) and a != "bool" else b
+
+
 class ExprEmitter:
     def __init__(self, ctx: FuncContext):
         self.ctx = ctx
@@ -70,8 +82,8 @@ class ExprEmitter:
         if e.op in ("and", "or"):
             return self._logical(e)
         if e.op in COMPARISONS:
-            dt = e.lhs.dtype
-            return self._compare(e.op, self.expr(e.lhs), self.expr_as(e.rhs, dt), dt)
+            dt = common_dtype(e.lhs.dtype, e.rhs.dtype)
+            return self._compare(e.op, self.expr_as(e.lhs, dt), self.expr_as(e.rhs, dt), dt)
         a, c = self.expr_as(e.lhs, e.dtype), self.expr_as(e.rhs, e.dtype)
         return self.arith(e.op, a, c, e.dtype)
 
