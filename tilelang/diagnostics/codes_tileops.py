@@ -1,0 +1,74 @@
+"""TL03xx: tile operations and kernel structure."""
+from .codes import register
+
+KERNEL_MISSING = register("TL0301", "kernel has no T.Kernel", """
+Every `@T.prim_func` contains exactly one `with T.Kernel(gx, gy, ...) as (bx, by):`
+that launches its grid of blocks; the work of the kernel goes inside it.
+""")
+KERNEL_TWICE = register("TL0302", "T.Kernel used twice", """
+A prim_func launches exactly one grid. Merge the bodies into one `with T.Kernel(...)`,
+or write two kernels.
+""")
+KERNEL_NESTED = register("TL0303", "nested T.Kernel", """
+`with T.Kernel(...)` cannot appear inside another `T.Kernel` (or inside a loop or
+`if`): it is the top-level grid of the kernel.
+""")
+ITER_OUTSIDE_FOR = register("TL0304", "loop iterator used outside a for", """
+`T.Parallel`, `T.Pipelined`, `T.serial`, `T.unroll`, `T.vectorized` and `range` describe
+loops: they are only valid as the iterable of a `for` statement.
+""")
+TILEOP_OUTSIDE_KERNEL = register("TL0305", "tile operation outside T.Kernel", """
+Tile operations (`T.copy`, `T.gemm`, `T.fill`, `T.reduce_*`, atomics) and buffer stores
+run on a block: put them inside the `with T.Kernel(...)` body.
+""")
+ALLOC_OUTSIDE_KERNEL = register("TL0306", "block-local allocation outside T.Kernel", """
+`T.alloc_shared`, `T.alloc_fragment`, `T.alloc_local` and `T.alloc_var` allocate memory
+of one block, so they belong inside `with T.Kernel(...)`. Workspaces in global memory
+shared by all blocks are allocated with `T.alloc_global` before the kernel.
+""")
+RETURN_IN_KERNEL = register("TL0307", "return in a prim_func", """
+A kernel produces its results by writing to its tensor parameters; it does not
+return a value. Remove the `return` (use `out_idx` to get outputs back in Python).
+""")
+WRONG_ARITY = register("TL0308", "wrong number of arguments", """
+A `T.` function or a macro was called with too few or too many positional arguments.
+The message shows the expected signature.
+""")
+UNKNOWN_KEYWORD = register("TL0309", "unknown keyword argument", """
+A `T.` function was called with a keyword argument it does not have, or was given
+the same argument twice. The message lists the accepted keywords.
+""")
+STMT_OUTSIDE_KERNEL = register("TL0310", "statement not allowed outside T.Kernel", """
+Before `with T.Kernel(...)` a prim_func may only bind scalars (`x = M * 2`) and
+allocate global workspaces (`T.alloc_global`); nothing may follow the kernel.
+Loops, stores and tile operations go inside the kernel.
+""")
+TARGET_COUNT = register("TL0311", "wrong number of loop or block variables", """
+`for i, j in T.Parallel(M, N)` binds one variable per extent, and
+`with T.Kernel(gx, gy) as (bx, by)` one block index per grid dimension.
+""")
+NOT_ITERABLE = register("TL0312", "for loop over something that is not a loop", """
+The iterable of a `for` must be `range(...)`, `T.serial`, `T.Parallel`, `T.Pipelined`,
+`T.unroll` or `T.vectorized`.
+""")
+BAD_WITH = register("TL0313", "unsupported with statement", """
+The only `with` statement of the language is `with T.Kernel(...) as ids:`.
+""")
+COPY_NO_EXTENT = register("TL0314", "T.copy cannot infer extents", """
+Both sides of a `T.copy` are start corners (`A[i, j]`), so the size of the copy is
+unknown. Give one side as a whole buffer or with slices (`A[i:i + 32, j:j + 32]`).
+""")
+GLOBAL_ALLOC_IN_KERNEL = register("TL0315", "T.alloc_global inside T.Kernel", """
+A global workspace is shared by all blocks, so it is allocated once, before
+`with T.Kernel(...)`, not inside a block.
+""")
+BAD_ATOMIC = register("TL0316", "bad atomic operation", """
+`T.atomic_add(dst, value)` takes a destination element `C[i, j]` of a global or
+shared buffer and a scalar value, or a destination corner and a tile (`C_f`) for a
+tile-wide atomic update.
+""")
+BAD_FUNCTION = register("TL0317", "bad kernel or macro definition", """
+Functions in a .tl file are decorated with `@T.prim_func` (a kernel) or `@T.macro`
+(a helper inlined where it is called); parameters of a macro have no annotations or
+defaults, and a prim_func's parameters are all annotated.
+""")

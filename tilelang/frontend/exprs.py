@@ -1,0 +1,293 @@
+"""Expressions: parse-tree expressions -> values (IR expressions for scalars), with
+name resolution and dtype checking."""
+from __future__ import annotations
+
+import ast
+from dataclasses import replace
+
+from lark import Tree, Token
+
+from .. import dtypes
+from ..diagnostics import codes_names as CN, codes_syntax as CS, codes_types as CT
+from ..ir.nodes import Span, Expr, Const, Var, Buffer, Binary, Unary, Load, COMPARISONS
+from ..language.names import ALL_NAMES, DTYPE_NAMES, LOOP_ITERS, TILE_OPS, ALLOCS
+from .errors import fail, did_you_mean
+from .values import (Lit, DType, Str, Tup, TRef, TModule, OpaqueModule, BufRef, Macro,
+                     as_expr, unify, fold, describe, span_of, kind_of)
+
+
+def join(a: Span, b: Span) -> Span:
+    """The span from the start of `a` to the end of `b`."""
+    return Span(a.file, a.line, a.col, b.end_line, b.end_col)
+
+
+def parse_number(text: str):
+    text = text.replace("_", "")
+    if text[:2].lower() == "0x":
+        return int(text, 16)
+    if any(c in text for c in ".eE"):
+        return float(text)
+    return int(text)
+
+
+class ExprMixin:
+    """Needs: self.scope, self.spans, self.check_symbol(var, span)."""
+
+    def eval(self, tree):
+        if isinstance(tree, Token):
+            raise fail(CS.UNSUPPORTED_SYNTAX, "unsupported expression", self.spans.of(tree))
+        method = getattr(self, f"_e_{tree.data}", None)
+        if method is None:
+            raise fail(CS.UNSUPPORTED_SYNTAX, "this expression is not supported here",
+                       self.spans.of(tree), "unsupported")
+        return method(tree)
+
+    def eval_expr(self, tree, what="a scalar value", dtype=None) -> Expr:
+        return as_expr(self.eval(tree), what, dtype)
+
+    def eval_int(self, tree, what="an integer") -> Expr:
+        e = self.eval_expr(tree, what)
+        if not dtypes.is_int(e.dtype):
+            raise fail(CT.NOT_INTEGER, f"expected {what}, found a {e.dtype} value", e.span,
+                       e.dtype, help='convert explicitly, e.g. T.cast(x, "int32")')
+        return e
+
+    # ------------------------------------------------------------------ atoms
+    def _e_number(self, tree):
+        return Lit(parse_number(str(tree.children[0])), self.spans.of(tree))
+
+    def _e_true(self, tree):
+        return Lit(True, self.spans.of(tree))
+
+    def _e_false(self, tree):
+        return Lit(False, self.spans.of(tree))
+
+    def _e_none(self, tree):
+        raise fail(CS.UNSUPPORTED_SYNTAX, "`None` is not a value of the tile language",
+                   self.spans.of(tree), "unsupported")
+
+    def _e_string(self, tree):
+        text = "".join(ast.literal_eval(str(t)) for t in tree.children)
+        return Str(text, self.spans.of(tree))
+
+    def _e_paren(self, tree):
+        return self.eval(tree.children[0])
+
+    def _e_tuple(self, tree):
+        return Tup(tuple(self.eval(c) for c in tree.children if c is not None),
+                   self.spans.of(tree))
+
+    def _e_name(self, tree):
+        return self.resolve(str(tree.children[0]), self.spans.of(tree))
+
+    def resolve(self, name: str, span: Span):
+        value, local = self.scope.lookup(name)
+        if value is None:
+            if name in ("range", "max", "min", "abs"):
+                return TRef(name, span)
+            hint = did_you_mean(name, self.scope.known())
+            if name == "T":
+                hint = "add `import tilelang.language as T` at the top of the file"
+            raise fail(CN.UNKNOWN_NAME, f"unknown name `{name}`", span, "not defined",
+                       help=hint)
+        if isinstance(value, Buffer):
+            return BufRef(value, span)
+        if isinstance(value, Var):
+            if local is None:
+                self.check_symbol(value, span)
+            return replace(value, span=span)
+        if isinstance(value, (Lit, DType, Str, TModule, OpaqueModule, TRef, Tup)):
+            return replace(value, span=span)
+        return value
+
+    def _e_getattr(self, tree):
+        base = self.eval(tree.children[0])
+        attr = str(tree.children[1])
+        span = self.spans.of(tree)
+        if isinstance(base, TModule):
+            if attr in DTYPE_NAMES:
+                return DType(attr, span)
+            if attr not in ALL_NAMES:
+                raise fail(CN.UNKNOWN_T_FUNCTION, f"`T.{attr}` is not part of the tile language",
+                           self.spans.of(tree.children[1]), "unknown",
+                           help=did_you_mean(attr, ALL_NAMES, "`T.{}`"))
+            return TRef(attr, span)
+        if isinstance(base, OpaqueModule) and base.name == "tilelang" and attr == "language":
+            return TModule(span)
+        if isinstance(base, OpaqueModule):
+            raise fail(CN.BAD_MODULE_USE, f"module `{base.name}` cannot be used in a kernel",
+                       span, "Python module", help="only `tilelang.language` (T) is available")
+        raise fail(CS.UNSUPPORTED_SYNTAX, f"attribute access on {describe(base)} is not "
+                   "supported", span, "unsupported", help="only `T.<name>` is available")
+
+    # ------------------------------------------------------------------ operators
+    def _e_arith(self, tree):
+        return self._left_assoc(tree)
+
+    _e_term = _e_arith
+
+    def _left_assoc(self, tree):
+        kids = tree.children
+        value = self.eval(kids[0])
+        first = self.spans.of(kids[0])
+        for i in range(1, len(kids), 2):
+            op_tok, rhs_tree = kids[i], kids[i + 1]
+            rhs = self.eval(rhs_tree)
+            span = join(first, self.spans.of(rhs_tree))
+            value = self.binop(str(op_tok), value, rhs, span, self.spans.of(op_tok))
+        return value
+
+    def _e_or_test(self, tree):
+        return self._logic("or", tree)
+
+    def _e_and_test(self, tree):
+        return self._logic("and", tree)
+
+    def _logic(self, op, tree):
+        kids = tree.children
+        value = self.eval(kids[0])
+        first = self.spans.of(kids[0])
+        for rhs_tree in kids[1:]:
+            span = join(first, self.spans.of(rhs_tree))
+            value = self.binop(op, value, self.eval(rhs_tree), span, span)
+        return value
+
+    def _e_comparison(self, tree):
+        kids = tree.children
+        operands = [self.eval(kids[i]) for i in range(0, len(kids), 2)]
+        spans = [self.spans.of(kids[i]) for i in range(0, len(kids), 2)]
+        result = None
+        for k in range(len(operands) - 1):
+            op_tok = kids[2 * k + 1]
+            cmp = self.binop(str(op_tok), operands[k], operands[k + 1],
+                             join(spans[k], spans[k + 1]), self.spans.of(op_tok))
+            # a < b < c means (a < b) and (b < c), as in Python
+            result = cmp if result is None else self.binop(
+                "and", result, cmp, join(spans[0], spans[k + 1]), self.spans.of(op_tok))
+        return result
+
+    def binop(self, op, a, b, span, op_span):
+        if isinstance(a, Lit) and isinstance(b, Lit):
+            return self._fold_lits(op, a, b, span, op_span)
+        ea, eb = unify(a, b, op_span)
+        kind = kind_of(ea.dtype)
+        self._check_operands(op, kind, ea, span, op_span)
+        dtype = "bool" if op in COMPARISONS or op in ("and", "or") else ea.dtype
+        return Binary(op, ea, eb, dtype, span=span)
+
+    def _check_operands(self, op, kind, ea, span, op_span):
+        if op in ("and", "or"):
+            if kind != "bool":
+                raise fail(CT.NOT_BOOL, f"operands of `{op}` must be bool, found {ea.dtype}",
+                           span, f"{ea.dtype} operands", help="compare explicitly, e.g. `x != 0`")
+        elif op == "/" and kind != "float":
+            raise fail(CT.INT_TRUE_DIVISION, f"`/` on {ea.dtype} values", op_span,
+                       "true division of integers",
+                       help="use `//` for floor division (or T.ceildiv), or cast to a float first")
+        elif op in ("//", "%") and kind != "int":
+            raise fail(CT.BAD_OPERAND, f"`{op}` needs integer operands, found {ea.dtype}",
+                       op_span, f"{ea.dtype} operands",
+                       help="use `/` for floats, or T.floor(a / b)")
+        elif op not in ("==", "!=", "and", "or") and kind == "bool":
+            raise fail(CT.BAD_OPERAND, f"`{op}` is not defined on bool values", op_span,
+                       "bool operands", help="use `and` / `or` / `not` on bools")
+
+    def _fold_lits(self, op, a: Lit, b: Lit, span, op_span):
+        kinds = {a.kind, b.kind}
+        if op in ("and", "or"):
+            if kinds != {"bool"}:
+                raise fail(CT.NOT_BOOL, f"operands of `{op}` must be bool", span, "not bool")
+        elif "bool" in kinds and op not in ("==", "!="):
+            raise fail(CT.BAD_OPERAND, f"`{op}` is not defined on bool values", op_span, "bool")
+        elif op == "/" and kinds == {"int"}:
+            raise fail(CT.INT_TRUE_DIVISION, "`/` on integers", op_span,
+                       "true division of integers", help="use `//` for floor division")
+        elif op in ("//", "%") and "float" in kinds:
+            raise fail(CT.BAD_OPERAND, f"`{op}` needs integer operands", op_span, "float")
+        try:
+            return Lit(fold(op, a.value, b.value), span)
+        except ZeroDivisionError:
+            raise fail(CT.BAD_OPERAND, "division by zero", span, "divides by zero") from None
+
+    def _e_not_op(self, tree):
+        v = self.eval(tree.children[0])
+        span = self.spans.of(tree)
+        if isinstance(v, Lit) and v.kind == "bool":
+            return Lit(not v.value, span)
+        e = as_expr(v)
+        if e.dtype != "bool":
+            raise fail(CT.NOT_BOOL, f"operand of `not` must be bool, found {e.dtype}", e.span,
+                       e.dtype, help="compare explicitly, e.g. `x == 0`")
+        return Unary("not", e, "bool", span=span)
+
+    def _e_neg(self, tree):
+        inner = tree.children[0]
+        v = self.eval(inner)
+        span = self.spans.of(tree)
+        parenthesised = isinstance(inner, Tree) and inner.data == "paren"
+        if isinstance(v, Lit) and v.kind == "bool" or (isinstance(v, Expr) and v.dtype == "bool"):
+            raise fail(CT.BAD_OPERAND, "unary `-` on a bool", span, "bool operand",
+                       help="use `not` for bools")
+        # `-2` and `-T.infinity(...)` are constants; `-(c)` keeps an explicit negation
+        if isinstance(v, Lit) and not parenthesised:
+            return Lit(-v.value, span)
+        if isinstance(v, Const) and not parenthesised:
+            return Const(-v.value, v.dtype, span=span)
+        e = as_expr(v)
+        if dtypes.is_int(e.dtype) and not dtypes.is_signed(e.dtype):
+            raise fail(CT.BAD_OPERAND, f"unary `-` on unsigned {e.dtype}", span, e.dtype)
+        return Unary("-", e, e.dtype, span=span)
+
+    def _e_pos(self, tree):
+        v = self.eval(tree.children[0])
+        as_expr(v)
+        return v
+
+    def _e_pow(self, tree):
+        raise fail(CS.UNSUPPORTED_SYNTAX, "`**` is not supported", self.spans.of(tree),
+                   "power", help="multiply explicitly, or use T.exp2 / T.exp and T.log")
+
+    def _e_slice(self, tree):
+        raise fail(CT.NOT_SCALAR, "a slice is not a value", self.spans.of(tree), "slice",
+                   help="slices describe regions in T.copy, T.gemm, T.fill and atomics")
+
+    # ------------------------------------------------------------------ indexing, calls
+    def _e_getitem(self, tree):
+        base = self.eval(tree.children[0])
+        span = self.spans.of(tree)
+        if not isinstance(base, BufRef):
+            raise fail(CT.NOT_SCALAR, f"cannot index {describe(base)}", span_of(base),
+                       "not a buffer")
+        buf = base.buffer
+        idx_trees = tree.children[1].children
+        indices = self.indices(buf, idx_trees, span)
+        return Load(buf, indices, buf.dtype, span=span)
+
+    def indices(self, buf: Buffer, idx_trees, span) -> tuple:
+        if buf.scope == "var":
+            raise fail(CT.INDEX_COUNT, f"`{buf.name}` is a T.alloc_var scalar and takes no "
+                       "indices", span, "indexed here", help=f"use `{buf.name}` directly")
+        for t in idx_trees:
+            if isinstance(t, Tree) and t.data == "slice":
+                self._e_slice(t)
+        if len(idx_trees) != buf.ndim:
+            raise fail(CT.INDEX_COUNT, f"`{buf.name}` has {buf.ndim} dimension"
+                       f"{'s' if buf.ndim != 1 else ''} but {len(idx_trees)} "
+                       f"ind{'ices were' if len(idx_trees) != 1 else 'ex was'} given", span,
+                       f"{len(idx_trees)} indices", help=f"shape of {buf.name}: "
+                       f"{_shape_text(buf)}")
+        return tuple(self.eval_int(t, "an integer index") for t in idx_trees)
+
+    def _e_call(self, tree):
+        from .intrinsics import call_value
+        callee = self.eval(tree.children[0])
+        return call_value(self, callee, tree)
+
+
+def _shape_text(buf: Buffer) -> str:
+    parts = [str(s.value) if isinstance(s, Const) else getattr(s, "name", "?")
+             for s in buf.shape]
+    return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
+
+
+__all__ = ["ExprMixin", "join", "parse_number", "LOOP_ITERS", "TILE_OPS", "ALLOCS"]

@@ -1,0 +1,204 @@
+"""One `@T.prim_func`: parameters, the prologue (lets, global workspaces) and the
+single `with T.Kernel(...)`."""
+from __future__ import annotations
+
+from lark import Tree
+
+from ..diagnostics import codes_names as CN, codes_tileops as C3, codes_types as CT
+from ..ir.nodes import (Const, Var, Buffer, Let, Alloc, Kernel, PrimFunc, Seq, NO_SPAN)
+from .callargs import Sig, REQUIRED, bind
+from .errors import fail
+from .exprs import ExprMixin
+from .intrinsics import dtype_of
+from .loops import LoopMixin
+from .scope import Scope
+from .stmts import StmtMixin, make_seq
+from .tileops import TileOpMixin
+from .values import Lit, DType, Str, Tup, TRef, describe, span_of, const_int
+
+_BLOCK_NAMES = ("bx", "by", "bz")
+
+
+class FunctionBuilder(ExprMixin, StmtMixin, LoopMixin, TileOpMixin):
+    def __init__(self, globals_, spans):
+        self.scope = Scope(globals_)
+        self.spans = spans
+        self.used: set[str] = set()
+        self.symbols: list[Var] = []
+        self.symbol_names: set[str] = set()
+        self.collecting_params = False
+        self.in_kernel = False
+        self.kernel_node = None
+        self.nesting = 0
+        self.macro_stack: list[str] = []
+
+    # ------------------------------------------------------------------ names
+    def fresh(self, name: str) -> str:
+        """A name not yet used in this function (sibling loops may reuse `i`)."""
+        candidate, k = name, 0
+        while candidate in self.used:
+            k += 1
+            candidate = f"{name}_{k}"
+        self.used.add(candidate)
+        return candidate
+
+    def check_symbol(self, var: Var, span) -> None:
+        if self.collecting_params:
+            if var.name not in self.symbol_names:
+                self.symbols.append(Var(var.name, var.dtype))
+                self.symbol_names.add(var.name)
+            return
+        if var.name not in self.symbol_names:
+            raise fail(CN.UNBOUND_SYMBOL, f"symbolic size `{var.name}` is not in the shape of "
+                       "any tensor parameter", span, "cannot be bound at launch",
+                       help=f"use `{var.name}` in a parameter's T.Tensor shape")
+
+    # ------------------------------------------------------------------ the function
+    def build(self, funcdef, annotations=None) -> PrimFunc:
+        name_tok, params_tree, _ret, body = funcdef.children
+        params = self.params(params_tree, annotations or {})
+        for p in params:
+            self.scope.bind(p.name, p, "param")
+        stmts = self.prologue_and_kernel(body, name_tok)
+        return PrimFunc(str(name_tok), tuple(params), tuple(self.symbols), Seq(tuple(stmts)),
+                        span=self.spans.of(funcdef))
+
+    def params(self, params_tree, annotations) -> list:
+        trees = [] if params_tree is None else params_tree.children
+        out, seen = [], {}
+        self.collecting_params = True
+        try:
+            for p in trees:
+                out.append(self._param(p, annotations))
+                name = str(p.children[0])
+                if name in seen:
+                    raise fail(CN.DUPLICATE_DEFINITION, f"duplicate parameter `{name}`",
+                               self.spans.of(p.children[0]), "defined again",
+                               secondary=[(seen[name], "first defined here")])
+                seen[name] = self.spans.of(p.children[0])
+        finally:
+            self.collecting_params = False
+        self.used.update(seen)
+        self.used.update(self.symbol_names)
+        return out
+
+    def _param(self, p, annotations):
+        name_tok, ann_tree, default = p.children
+        name, span = str(name_tok), self.spans.of(name_tok)
+        if default is not None:
+            raise fail(C3.BAD_FUNCTION, f"kernel parameter `{name}` cannot have a default",
+                       self.spans.of(default), "default value")
+        if name in annotations and ann_tree is not None:
+            return self._param_from_python(name, annotations[name], span, ann_tree)
+        if ann_tree is None:
+            raise fail(CT.BAD_PARAM_TYPE, f"parameter `{name}` has no type annotation", span,
+                       "annotation missing",
+                       help=f'write `{name}: T.Tensor((M, N), "float32")` or `{name}: T.int32`')
+        return self._param_from_tree(name, ann_tree, span)
+
+    def _param_from_tree(self, name, ann, span):
+        if isinstance(ann, Tree) and ann.data == "call":
+            callee = self.eval(ann.children[0])
+            if isinstance(callee, TRef) and callee.name in ("Tensor", "Buffer"):
+                args = bind(Sig(f"T.{callee.name}", (("shape", REQUIRED),
+                                                     ("dtype", "float32"))), ann, self.spans)
+                dtype = "float32" if args["dtype"] == "float32" else \
+                    dtype_of(self.eval(args["dtype"]))
+                shape = self._tensor_shape(self.eval(args["shape"]))
+                return Buffer(name, shape, dtype, "global", span=span)
+        value = self.eval(ann)
+        if isinstance(value, (DType, Str)):
+            return Var(name, dtype_of(value), span=span)
+        raise fail(CT.BAD_PARAM_TYPE, f"parameter `{name}` is annotated with "
+                   f"{describe(value)}", span_of(value) or span, "not a tensor or scalar type",
+                   help='use T.Tensor(shape, dtype) for tensors or a dtype such as T.int32')
+
+    def _tensor_shape(self, value) -> tuple:
+        items = value.items if isinstance(value, Tup) else (value,)
+        shape = []
+        for item in items:
+            if isinstance(item, Var) and item.name in self.symbol_names:
+                shape.append(Var(item.name, item.dtype, span=item.span))
+                continue
+            c = const_int(item) if isinstance(item, Lit) else None
+            if c is None or c <= 0:
+                raise fail(CT.BAD_SHAPE_ENTRY, "a tensor shape entry must be a positive "
+                           f"integer or a T.dynamic size, found {describe(item)}",
+                           span_of(item), "bad shape entry",
+                           help='declare a size with `N = T.dynamic("N")` at module level')
+            shape.append(Const(c, "int32", span=item.span))
+        return tuple(shape)
+
+    def _param_from_python(self, name, obj, span, ann_tree):
+        """Annotations already evaluated by Python (`@tilelang.kernel`)."""
+        from .pyvalues import annotation_param
+        return annotation_param(self, name, obj, span, ann_tree)
+
+    # ------------------------------------------------------------------ body
+    def prologue_and_kernel(self, body, name_tok) -> list:
+        out = []
+        for t in body.children:
+            if self.kernel_node is not None and not _is_trivial(t):
+                raise fail(C3.STMT_OUTSIDE_KERNEL, "statement after `T.Kernel`",
+                           self.spans.of(t), "outside the kernel",
+                           help="a prim_func ends with its `with T.Kernel(...)` block")
+            for s in self.stmt(t):
+                if not isinstance(s, (Let, Alloc, Kernel)):
+                    raise fail(C3.STMT_OUTSIDE_KERNEL, "this statement must be inside "
+                               "`T.Kernel`", self.spans.of(t), "outside the kernel",
+                               help="only lets and T.alloc_global may precede the kernel")
+                out.append(s)
+        if self.kernel_node is None:
+            raise fail(C3.KERNEL_MISSING, f"kernel `{name_tok}` has no `with T.Kernel(...)`",
+                       self.spans.of(name_tok), "no grid launched",
+                       help="wrap the body in `with T.Kernel(grid_x, grid_y) as (bx, by):`")
+        return out
+
+    def kernel(self, ctx, targets, body_tree, span) -> Kernel:
+        if self.in_kernel or self.nesting > 0 or self.macro_stack:
+            raise fail(C3.KERNEL_NESTED, "`T.Kernel` inside another statement", span,
+                       "nested kernel", help="T.Kernel must be a top-level statement of the "
+                       "prim_func")
+        if self.kernel_node is not None:
+            raise fail(C3.KERNEL_TWICE, "a prim_func can launch only one `T.Kernel`", span,
+                       "second kernel", secondary=[(self.kernel_node.span, "first kernel")],
+                       help="merge the bodies, or write a second prim_func")
+        args = bind(Sig("T.Kernel", (("threads", 128),), varargs="grid", min_varargs=1,
+                        max_varargs=3), ctx, self.spans)
+        grid = tuple(self.eval_int(t, "an integer grid size") for t in args["grid"])
+        threads = self.const_arg(args["threads"], "threads")
+        self.kernel_node = Kernel(grid, (), threads, Seq(()), span=span)
+        with self.scope.block():
+            block_vars = self._block_vars(targets, len(grid))
+            self.in_kernel = True
+            try:
+                body = self.block(body_tree)
+            finally:
+                self.in_kernel = False
+        self.kernel_node = Kernel(grid, block_vars, threads, body, span=span)
+        return self.kernel_node
+
+    def _block_vars(self, targets, n):
+        if targets is None:
+            names = [(_BLOCK_NAMES[i], NO_SPAN) for i in range(n)]
+        else:
+            names = [(str(t), self.spans.of(t)) for t in targets.children]
+            if len(names) != n:
+                raise fail(C3.TARGET_COUNT, f"T.Kernel has {n} grid dimension"
+                           f"{'s' if n != 1 else ''} but {len(names)} block "
+                           f"ind{'ices are' if len(names) != 1 else 'ex is'} bound",
+                           self.spans.of(targets), f"{len(names)} names",
+                           help=f"bind one block index per grid dimension")
+        out = []
+        for name, span in names:
+            self.check_new_name(name, span, "block index")
+            var = Var(self.fresh(name), "int32", span=span)
+            self.scope.bind(name, var, "block")
+            out.append(var)
+        return tuple(out)
+
+
+def _is_trivial(tree) -> bool:
+    if tree.data == "pass_stmt":
+        return True
+    return tree.data == "expr_stmt" and getattr(tree.children[0], "data", "") == "string"

@@ -1,0 +1,105 @@
+"""`for` loops: range / T.serial / T.Parallel / T.Pipelined / T.unroll / T.vectorized."""
+from __future__ import annotations
+
+from lark import Tree
+
+from ..diagnostics import codes_names as CN, codes_tileops as C3
+from ..ir.nodes import Const, Var, For
+from ..language.names import LOOP_ITERS
+from .callargs import Sig, REQUIRED, bind
+from .errors import fail
+from .regions import simplify_sub
+from .values import TRef, describe, span_of
+
+_KIND = {"range": "serial", "serial": "serial", "Parallel": "parallel",
+         "parallel": "parallel", "Pipelined": "pipelined", "unroll": "unroll",
+         "vectorized": "vectorized"}
+
+
+class LoopMixin:
+    def _s_for_stmt(self, tree) -> list:
+        targets_tree, iter_tree, body_tree = tree.children
+        names = [str(t) for t in targets_tree.children]
+        name_spans = [self.spans.of(t) for t in targets_tree.children]
+        it = self._loop_iterator(iter_tree)
+        loops = self._loop_ranges(it, iter_tree)
+        if len(loops) != len(names):
+            raise fail(C3.TARGET_COUNT, f"{_spell(it.name)} gives {len(loops)} loop "
+                       f"variable{'s' if len(loops) != 1 else ''} but {len(names)} "
+                       f"{'are' if len(names) != 1 else 'is'} bound",
+                       self.spans.of(targets_tree), f"{len(names)} names")
+        with self.scope.block():
+            loop_vars = []
+            for name, span in zip(names, name_spans):
+                self.check_new_name(name, span, "loop variable")
+                var = Var(self.fresh(name), "int32", span=span)
+                self.scope.bind(name, var, "loop")
+                loop_vars.append(var)
+            self.nesting += 1
+            try:
+                body = self.block(body_tree)
+            finally:
+                self.nesting -= 1
+        span = self.spans.of(tree)
+        for var, (lo, extent, kind, ann) in reversed(list(zip(loop_vars, loops))):
+            body = For(var, lo, extent, kind, body, ann, span=span)
+        return [body]
+
+    def _loop_iterator(self, iter_tree) -> TRef:
+        if isinstance(iter_tree, Tree) and iter_tree.data == "call":
+            callee = self.eval(iter_tree.children[0])
+            if isinstance(callee, TRef) and (callee.name in LOOP_ITERS or callee.name == "range"):
+                return callee
+            what = describe(callee)
+        else:
+            what = "this expression"
+        raise fail(C3.NOT_ITERABLE, f"cannot loop over {what}", self.spans.of(iter_tree),
+                   "not a loop iterator",
+                   help="loop with range(n), T.serial, T.Parallel, T.Pipelined, T.unroll or "
+                        "T.vectorized")
+
+    def _loop_ranges(self, it: TRef, tree):
+        """[(min, extent, kind, annotations)] — one entry per loop variable."""
+        name = it.name
+        kind = _KIND[name]
+        if name == "Parallel":
+            args = bind(Sig("T.Parallel", (), varargs="extents", min_varargs=1), tree,
+                        self.spans)
+            return [(Const(0, "int32"), self.eval_int(t, "an integer loop extent"), kind, ())
+                    for t in args["extents"]]
+        params = (("start", REQUIRED), ("stop", None))
+        if name == "Pipelined":
+            params += (("num_stages", None),)
+        args = bind(Sig(_spell(name), params), tree, self.spans)
+        start = self.eval_int(args["start"], "an integer loop bound")
+        if args["stop"] is None:
+            lo, extent = Const(0, "int32", span=start.span), start
+        else:
+            stop = self.eval_int(args["stop"], "an integer loop bound")
+            lo, extent = start, simplify_sub(stop, start)
+        ann = ()
+        if name == "Pipelined" and args["num_stages"] is not None:
+            stages = self.const_arg(args["num_stages"], "num_stages")
+            ann = (("num_stages", stages),)
+        return [(lo, extent, kind, ann)]
+
+    def check_new_name(self, name, span, what):
+        """A loop / block variable or let may not rebind a name of the function."""
+        local = self.scope.local(name)
+        if local is None:
+            return
+        if local.kind in ("loop", "block", "param"):
+            raise fail(CN.SHADOWED_VAR, f"{what} `{name}` shadows the {_KINDS[local.kind]} "
+                       f"`{name}`", span, "shadows an outer variable",
+                       secondary=[(span_of(local.value), "first bound here")],
+                       help="use a different name")
+        raise fail(CN.SHADOWED_VAR, f"{what} `{name}` rebinds `{name}`", span,
+                   "already defined", secondary=[(span_of(local.value), "first bound here")],
+                   help="use a different name")
+
+
+_KINDS = {"loop": "loop variable", "block": "block index", "param": "parameter"}
+
+
+def _spell(name):
+    return name if name == "range" else f"T.{name}"

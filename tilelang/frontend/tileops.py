@@ -1,0 +1,255 @@
+"""Tile operations as statements: T.copy, T.gemm, T.fill, T.clear, T.reduce_*, atomics;
+and the allocations `buf = T.alloc_*(...)`."""
+from __future__ import annotations
+
+from lark import Tree
+
+from .. import dtypes
+from ..diagnostics import codes_tileops as C3, codes_types as CT
+from ..ir.nodes import (Const, Buffer, Alloc, Copy, Gemm, Fill, Reduce, Atomic, TileAtomic,
+                        Region)
+from .callargs import Sig, REQUIRED, bind
+from .errors import fail
+from .intrinsics import dtype_of
+from .regions import region_arg, pair, fit, fmt_extents
+from .values import Lit, BufRef, Tup, Var, as_expr, lit_to, const_int, const_value, describe, span_of
+
+_ALLOC_SCOPE = {"alloc_shared": "shared", "alloc_fragment": "fragment",
+                "alloc_local": "local", "alloc_global": "global"}
+
+
+class TileOpMixin:
+    def tile_op(self, name, tree, span) -> list:
+        if not self.in_kernel:
+            raise fail(C3.TILEOP_OUTSIDE_KERNEL, f"`T.{name}` outside `T.Kernel`", span,
+                       "tile operation outside the kernel",
+                       help="move it inside the `with T.Kernel(...)` body")
+        if name.startswith("reduce_"):
+            return [self._reduce(name[len("reduce_"):], tree, span)]
+        if name.startswith("atomic_"):
+            return [self._atomic(name[len("atomic_"):], tree, span)]
+        return [getattr(self, f"_op_{name}")(tree, span)]
+
+    def const_arg(self, value_or_tree, what, kind=int):
+        """A compile-time constant argument (`num_stages`, `dim`, `transpose_A`...)."""
+        if value_or_tree is None or isinstance(value_or_tree, (bool, int, float)):
+            return value_or_tree
+        v = self.eval(value_or_tree)
+        c = const_value(v) if isinstance(v, (Lit, Const)) or hasattr(v, "dtype") else None
+        ok = c is not None and (isinstance(c, bool) if kind is bool else
+                                isinstance(c, int) and not isinstance(c, bool))
+        if not ok:
+            want = "True or False" if kind is bool else "an integer constant"
+            raise fail(CT.NOT_CONSTANT, f"{what} must be {want}", span_of(v),
+                       f"{describe(v)}, not a constant" if c is None else "wrong kind")
+        return c
+
+    # ------------------------------------------------------------------ copy / fill
+    def _op_copy(self, tree, span):
+        args = bind(Sig("T.copy", (("src", REQUIRED), ("dst", REQUIRED))), tree, self.spans)
+        src = region_arg(self, args["src"], "the source of T.copy")
+        dst = region_arg(self, args["dst"], "the destination of T.copy")
+        s, d = pair(src, dst, "T.copy")
+        return Copy(s, d, span=span)
+
+    def _op_fill(self, tree, span):
+        args = bind(Sig("T.fill", (("buffer", REQUIRED), ("value", REQUIRED))), tree,
+                    self.spans)
+        region = self._whole_or_element(args["buffer"], "T.fill")
+        value = self.value_for(region.buffer, args["value"])
+        return Fill(region, value, span=span)
+
+    def _op_clear(self, tree, span):
+        args = bind(Sig("T.clear", (("buffer", REQUIRED),)), tree, self.spans)
+        region = self._whole_or_element(args["buffer"], "T.clear")
+        zero = lit_to(Lit(False if region.buffer.dtype == "bool" else 0, span), region.buffer.dtype)
+        return Fill(region, zero, span=span)
+
+    def _whole_or_element(self, tree, op) -> Region:
+        spec = region_arg(self, tree, f"the buffer of {op}")
+        if spec.extents is None:
+            if isinstance(tree, Tree) and tree.data == "getitem":
+                return spec.region((1,) * spec.buffer.ndim)
+            raise fail(CT.NOT_CONSTANT_SHAPE, f"{op} of `{spec.name}` needs a constant shape",
+                       spec.span, "dynamic shape", help="give the region with slices")
+        return spec.region()
+
+    def value_for(self, buf: Buffer, tree_or_value, what="value"):
+        """A value stored into `buf`: literals adapt, other dtypes are an error."""
+        v = self.eval(tree_or_value) if isinstance(tree_or_value, Tree) or hasattr(
+            tree_or_value, "type") else tree_or_value
+        if isinstance(v, Lit):
+            return lit_to(v, buf.dtype, buf.span)
+        e = as_expr(v)
+        if e.dtype != buf.dtype:
+            raise fail(CT.STORE_DTYPE, f"{what} has dtype {e.dtype} but `{buf.name}` is "
+                       f"{buf.dtype}", e.span, e.dtype,
+                       help=f'convert explicitly: T.cast(..., "{buf.dtype}")')
+        return e
+
+    # ------------------------------------------------------------------ gemm
+    def _op_gemm(self, tree, span):
+        sig = Sig("T.gemm", (("A", REQUIRED), ("B", REQUIRED), ("C", REQUIRED),
+                             ("transpose_A", False), ("transpose_B", False),
+                             ("clear_accum", False)))
+        args = bind(sig, tree, self.spans)
+        specs = [region_arg(self, args[k], f"operand {k} of T.gemm") for k in "ABC"]
+        for s in specs:
+            if s.extents is None:
+                raise fail(C3.COPY_NO_EXTENT, f"T.gemm cannot infer the size of `{s.name}`",
+                           s.span, "start corner", help="pass a whole buffer or slices")
+        ta = self.const_arg(args["transpose_A"], "transpose_A", bool)
+        tb = self.const_arg(args["transpose_B"], "transpose_B", bool)
+        clear = self.const_arg(args["clear_accum"], "clear_accum", bool)
+        a, b, c = specs
+        _check_gemm(a, b, c, ta, tb)
+        return Gemm(a.region(), b.region(), c.region(), ta, tb, clear, span=span)
+
+    # ------------------------------------------------------------------ reduce / atomics
+    def _reduce(self, kind, tree, span):
+        sig = Sig(f"T.reduce_{kind}", (("buffer", REQUIRED), ("out", REQUIRED), ("dim", -1),
+                                       ("clear", True)))
+        args = bind(sig, tree, self.spans)
+        src = self._whole_buffer(args["buffer"], f"T.reduce_{kind}")
+        dst = self._whole_buffer(args["out"], f"T.reduce_{kind}")
+        dim = self.const_arg(args["dim"], "dim")
+        clear = self.const_arg(args["clear"], "clear", bool)
+        n = src.ndim
+        if not -n <= dim < n:
+            dim_span = self.spans.of(args["dim"]) if isinstance(args["dim"], Tree) or hasattr(
+                args["dim"], "type") else span
+            raise fail(CT.REDUCE_DIM, f"dim {dim} is out of range for {n}-d `{src.name}`",
+                       dim_span, "out of range", help=f"valid: {-n} <= dim < {n}")
+        dim %= n
+        want = src.shape[:dim] + src.shape[dim + 1:]
+        ok = dst.shape == want or (want == () and len(dst.shape) == 1
+                                   and const_int(dst.shape[0]) == 1)
+        if not ok:
+            raise fail(CT.REDUCE_SHAPE, f"T.reduce_{kind} of {_shape(src.shape)} along dim "
+                       f"{dim} gives {_shape(want)}, but `{dst.name}` is {_shape(dst.shape)}",
+                       self.spans.of(args["out"]), f"{_shape(dst.shape)}",
+                       secondary=[(self.spans.of(args["buffer"]), _shape(src.shape))])
+        return Reduce(kind, src, dst, dim, clear, span=span)
+
+    def _whole_buffer(self, tree, op) -> Buffer:
+        v = self.eval(tree)
+        if isinstance(v, BufRef) and v.buffer.scope != "var":
+            return v.buffer
+        raise fail(CT.NOT_SCALAR, f"{op} takes whole buffers, found {describe(v)}",
+                   span_of(v) if not isinstance(v, BufRef) else v.span, "not a buffer")
+
+    def _atomic(self, op, tree, span):
+        name = f"T.atomic_{op}"
+        args = bind(Sig(name, (("dst", REQUIRED), ("value", REQUIRED))), tree, self.spans)
+        value_tree = args["value"]
+        if self._is_tile(value_tree):
+            src = region_arg(self, value_tree, f"the value of {name}")
+            dst = region_arg(self, args["dst"], f"the destination of {name}")
+            s, d = pair(src, dst, name)
+            return TileAtomic(op, d, s, span=span)
+        dst_tree = args["dst"]
+        if not (isinstance(dst_tree, Tree) and dst_tree.data == "getitem"):
+            raise fail(C3.BAD_ATOMIC, f"the destination of {name} must be an element "
+                       "`C[i, j]`", self.spans.of(dst_tree), "not an element")
+        base = self.eval(dst_tree.children[0])
+        if not isinstance(base, BufRef):
+            raise fail(C3.BAD_ATOMIC, f"{name} needs a buffer element, found "
+                       f"{describe(base)}", span_of(base), "not a buffer")
+        buf = base.buffer
+        idx = self.indices(buf, dst_tree.children[1].children, self.spans.of(dst_tree))
+        value = self.value_for(buf, value_tree)
+        return Atomic(op, buf, idx, value, span=span)
+
+    def _is_tile(self, tree) -> bool:
+        if isinstance(tree, Tree) and tree.data == "getitem":
+            return any(isinstance(s, Tree) and s.data == "slice"
+                       for s in tree.children[1].children)
+        if isinstance(tree, Tree) and tree.data == "name":
+            v, _ = self.scope.lookup(str(tree.children[0]))
+            return isinstance(v, Buffer) and v.scope != "var"
+        return False
+
+    # ------------------------------------------------------------------ allocations
+    def alloc(self, name, target_name, tree, span) -> Alloc:
+        if name == "alloc_global":
+            if self.in_kernel:
+                raise fail(C3.GLOBAL_ALLOC_IN_KERNEL, "`T.alloc_global` inside `T.Kernel`",
+                           span, "inside the kernel", help="allocate workspaces before "
+                           "`with T.Kernel(...)`")
+        elif not self.in_kernel:
+            raise fail(C3.ALLOC_OUTSIDE_KERNEL, f"`T.{name}` outside `T.Kernel`", span,
+                       "block-local allocation", help="move it inside `with T.Kernel(...)`, "
+                       "or use T.alloc_global for a workspace in global memory")
+        if name == "alloc_var":
+            args = bind(Sig("T.alloc_var", (("dtype", REQUIRED), ("init", None))), tree,
+                        self.spans)
+            dtype = dtype_of(self.eval(args["dtype"]))
+            buf = Buffer(target_name, (), dtype, "var", span=span)
+            init = None if args["init"] is None else self.value_for(buf, args["init"], "init")
+            return Alloc(buf, init, span=span)
+        args = bind(Sig(f"T.{name}", (("shape", REQUIRED), ("dtype", REQUIRED))), tree,
+                    self.spans)
+        dtype = dtype_of(self.eval(args["dtype"]))
+        shape = self.shape_of(args["shape"], allow_symbols=(name == "alloc_global"))
+        return Alloc(Buffer(target_name, shape, dtype, _ALLOC_SCOPE[name], span=span),
+                     span=span)
+
+    def shape_of(self, tree, allow_symbols: bool) -> tuple:
+        v = self.eval(tree)
+        items = v.items if isinstance(v, Tup) else (v,)
+        shape = []
+        for item in items:
+            c = const_int(item)
+            if c is not None and c > 0:
+                shape.append(Const(c, "int32", span=span_of(item)))
+            elif allow_symbols and isinstance(item, Var) and item.name in self.symbol_names:
+                shape.append(item)
+            elif allow_symbols:
+                raise fail(CT.BAD_SHAPE_ENTRY, f"shape entry must be a positive integer or a "
+                           f"T.dynamic size, found {describe(item)}", span_of(item), "here")
+            else:
+                raise fail(CT.NOT_CONSTANT_SHAPE, "the shape of a block-local buffer must be "
+                           "positive compile-time constants", span_of(item),
+                           "not a positive constant" if c is None or c <= 0 else "",
+                           help="use integers or module-level constants")
+        return tuple(shape)
+
+
+def _shape(shape) -> str:
+    return fmt_extents([getattr(s, "value", getattr(s, "name", "?")) for s in shape])
+
+
+def _matrix(spec):
+    """The 2-d (rows, cols) of a gemm operand region (leading unit dims dropped)."""
+    ext = list(spec.extents)
+    while len(ext) > 2 and ext[0] == 1:
+        ext.pop(0)
+    if len(ext) != 2:
+        raise fail(CT.GEMM_SHAPE, f"T.gemm operands must be 2-d, `{spec.name}` is "
+                   f"{fmt_extents(spec.extents)}", spec.span, "not a matrix")
+    return ext
+
+
+def _check_gemm(a, b, c, ta, tb):
+    am, bm, cm = _matrix(a), _matrix(b), _matrix(c)
+    m, k = (am[1], am[0]) if ta else am
+    k2, n = (bm[1], bm[0]) if tb else bm
+    shapes = f"{a.name} is {fmt_extents(am)} but {b.name} is {fmt_extents(bm)}"
+    if k != k2:
+        raise fail(CT.GEMM_SHAPE, f"shape mismatch in T.gemm: {shapes}", a.span,
+                   f"K = {k} here", secondary=[(b.span, f"K = {k2} here")],
+                   help="the K extents of A and B must agree (check transpose_A / transpose_B)")
+    if (m, n) != tuple(cm):
+        bad, other, what = (a, m, "M") if m != cm[0] else (b, n, "N")
+        raise fail(CT.GEMM_SHAPE, f"shape mismatch in T.gemm: {c.name} is {fmt_extents(cm)} "
+                   f"but A @ B is ({m}, {n})", c.span, f"{fmt_extents(cm)} here",
+                   secondary=[(bad.span, f"{what} = {other} here")],
+                   help="C must be (M, N) for A (M, K) and B (K, N)")
+    fa, fb = dtypes.is_float(a.buffer.dtype), dtypes.is_float(b.buffer.dtype)
+    cdt = c.buffer.dtype
+    if fa != fb or (fa and not dtypes.is_float(cdt)) or (not fa and cdt != "int32"):
+        want = "a float dtype (usually float32)" if fa else "int32"
+        raise fail(CT.GEMM_ACCUM_DTYPE, f"T.gemm accumulator `{c.name}` is {cdt}; with "
+                   f"{a.buffer.dtype} x {b.buffer.dtype} operands it must be {want}", c.span,
+                   cdt, secondary=[(a.span, a.buffer.dtype)] if fa == fb else
+                   [(a.span, a.buffer.dtype), (b.span, b.buffer.dtype)])

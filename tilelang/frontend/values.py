@@ -1,0 +1,237 @@
+"""What a name or an expression evaluates to while building the IR.
+
+Scalars become IR expressions. Everything else the source can mention (untyped
+literals, dtypes, strings, buffers, regions, macros, the `T` namespace) is one of the
+small classes below; they never reach the IR.
+
+Untyped literals (`2`, `0.5`, module constants) are kept as `Lit` until they meet an
+operand with a dtype, and then adapt to it (`x * 2.0` with a float16 `x` gives a
+float16 constant). Where nothing fixes the dtype they default to int32 / float32 / bool.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from .. import dtypes
+from ..diagnostics import codes_types as CT
+from ..ir.nodes import (Span, NO_SPAN, Expr, Const, Var, Buffer, Binary, Unary, Call, Cast,
+                        Select)
+from .errors import fail
+
+
+@dataclass(frozen=True)
+class Lit:
+    value: int | float | bool
+    span: Span = NO_SPAN
+
+    @property
+    def kind(self) -> str:
+        if isinstance(self.value, bool):
+            return "bool"
+        return "int" if isinstance(self.value, int) else "float"
+
+
+@dataclass(frozen=True)
+class DType:
+    name: str
+    span: Span = NO_SPAN
+
+
+@dataclass(frozen=True)
+class Str:
+    value: str
+    span: Span = NO_SPAN
+
+
+@dataclass(frozen=True)
+class Tup:
+    items: tuple
+    span: Span = NO_SPAN
+
+
+@dataclass(frozen=True)
+class TRef:
+    """`T.<name>` not yet called."""
+    name: str
+    span: Span = NO_SPAN
+
+
+@dataclass(frozen=True)
+class TModule:
+    """The `tilelang.language` module (bound by `import tilelang.language as T`)."""
+    span: Span = NO_SPAN
+
+
+@dataclass(frozen=True)
+class OpaqueModule:
+    """Any other imported module: usable in Python, not in a kernel."""
+    name: str
+    span: Span = NO_SPAN
+
+
+@dataclass(frozen=True)
+class BufRef:
+    """A use of a buffer by name."""
+    buffer: Buffer
+    span: Span = NO_SPAN
+
+
+@dataclass
+class Macro:
+    """A `@T.macro` helper: its def tree, the names visible where it was defined, and
+    how to map its positions to the user's file."""
+    name: str
+    tree: object
+    globals: object
+    spans: object
+    span: Span = NO_SPAN
+    params: tuple = field(default_factory=tuple)
+
+
+DEFAULT_DTYPE = {"int": "int32", "float": "float32", "bool": "bool"}
+
+
+def describe(value) -> str:
+    """A few words naming what a value is, for diagnostics."""
+    if isinstance(value, Expr):
+        return f"a {value.dtype} value"
+    return {Lit: "a number", DType: "a dtype", Str: "a string", Tup: "a tuple",
+            TRef: "a T. function", TModule: "the T module", OpaqueModule: "a module",
+            BufRef: "a buffer", Macro: "a macro"}.get(type(value), "this value")
+
+
+def span_of(value) -> Span:
+    return getattr(value, "span", NO_SPAN)
+
+
+def kind_of(dtype: str) -> str:
+    if dtypes.is_bool(dtype):
+        return "bool"
+    return "float" if dtypes.is_float(dtype) else "int"
+
+
+def convert(value, dtype: str):
+    """The Python value of a constant of `dtype` (so Const values have a stable type)."""
+    if dtypes.is_bool(dtype):
+        return bool(value)
+    if dtypes.is_float(dtype):
+        return float(value)
+    return int(value)
+
+
+def lit_to(lit: Lit, dtype: str, other_span: Span | None = None) -> Const:
+    """An untyped literal adapted to `dtype`; a float literal cannot become an integer
+    and a number cannot become a bool (or the reverse)."""
+    target = kind_of(dtype)
+    ok = lit.kind == target or (lit.kind == "int" and target == "float")
+    if not ok:
+        secondary = [(other_span, f"this is {dtype}")] if other_span else []
+        raise fail(CT.MIXED_DTYPES, f"a {lit.kind} literal cannot be used as {dtype}",
+                   lit.span, f"{lit.kind} literal", secondary=secondary,
+                   help=f'convert explicitly, e.g. T.cast(x, "{dtype}")')
+    return Const(convert(lit.value, dtype), dtype, span=lit.span)
+
+
+def materialize(lit: Lit) -> Const:
+    return lit_to(lit, DEFAULT_DTYPE[lit.kind])
+
+
+def as_expr(value, what: str = "a scalar value", dtype: str | None = None) -> Expr:
+    """`value` as an IR expression; literals take `dtype` (or their default)."""
+    if isinstance(value, Lit):
+        return lit_to(value, dtype) if dtype else materialize(value)
+    if isinstance(value, BufRef) and value.buffer.scope == "var":
+        from ..ir.nodes import Load
+        b = value.buffer
+        return Load(b, (), b.dtype, span=value.span)
+    if isinstance(value, Expr):
+        return value
+    raise fail(CT.NOT_SCALAR, f"expected {what}, found {describe(value)}", span_of(value),
+               f"this is {describe(value)}")
+
+
+def unify(a, b, op_span: Span | None = None) -> tuple[Expr, Expr]:
+    """Two operands with one dtype: literals adapt to the other side; two literals take
+    the wider default (int with float gives float32)."""
+    if isinstance(a, Lit) and isinstance(b, Lit):
+        if {a.kind, b.kind} == {"int", "float"}:
+            return lit_to(a, "float32"), lit_to(b, "float32")
+        return materialize(a), materialize(b)
+    if isinstance(a, Lit):
+        eb = as_expr(b)
+        return lit_to(a, eb.dtype, span_of(b)), eb
+    if isinstance(b, Lit):
+        ea = as_expr(a)
+        return ea, lit_to(b, ea.dtype, span_of(a))
+    ea, eb = as_expr(a), as_expr(b)
+    if ea.dtype != eb.dtype:
+        raise fail(CT.MIXED_DTYPES, f"mixed dtypes: {ea.dtype} and {eb.dtype}",
+                   op_span or ea.span, "operands of different dtypes",
+                   secondary=[(ea.span, ea.dtype), (eb.span, eb.dtype)],
+                   help=f'convert one side explicitly, e.g. T.cast(x, "{ea.dtype}")')
+    return ea, eb
+
+
+def const_value(value):
+    """The Python value of a compile-time constant (a literal or an expression of
+    constants), or None when it depends on runtime values."""
+    if isinstance(value, Lit):
+        return value.value
+    if isinstance(value, Const):
+        return value.value
+    if isinstance(value, Cast):
+        inner = const_value(value.value)
+        return None if inner is None else convert(inner, value.dtype)
+    if isinstance(value, Unary):
+        inner = const_value(value.operand)
+        if inner is None:
+            return None
+        return -inner if value.op == "-" else (not inner)
+    if isinstance(value, Binary):
+        return _const_binary(value)
+    if isinstance(value, Call) and value.name == "ceildiv":
+        a, b = (const_value(x) for x in value.args)
+        return None if a is None or b is None or b == 0 else -(-a // b)
+    if isinstance(value, Select):
+        c = const_value(value.cond)
+        if c is None:
+            return None
+        return const_value(value.true_value if c else value.false_value)
+    return None
+
+
+def _const_binary(e: Binary):
+    a, b = const_value(e.lhs), const_value(e.rhs)
+    if a is None or b is None:
+        return None
+    try:
+        return fold(e.op, a, b)
+    except ZeroDivisionError:
+        return None
+
+
+def fold(op: str, a, b):
+    """Python semantics of a binary operator on constants (// and % floor)."""
+    if op == "+": return a + b
+    if op == "-": return a - b
+    if op == "*": return a * b
+    if op == "/": return a / b
+    if op == "//": return a // b
+    if op == "%": return a % b
+    if op == "min": return min(a, b)
+    if op == "max": return max(a, b)
+    if op == "and": return a and b
+    if op == "or": return a or b
+    return {"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b, "==": a == b,
+            "!=": a != b}[op]
+
+
+def const_int(value) -> int | None:
+    """The value of an integer compile-time constant, or None."""
+    v = const_value(value)
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+def symbol_var(name: str) -> Var:
+    return Var(name, "int32")

@@ -1,0 +1,20 @@
+"""The names of the `T` namespace, by role. Shared by the Python-side objects
+(`tilelang.language`) and the frontend, so both agree on what `T.<name>` means."""
+
+DTYPE_NAMES = ("float64", "float32", "float16", "bfloat16", "float8_e4m3", "float8_e5m2",
+               "int64", "int32", "int8", "uint8", "bool")
+
+# T.<name>(...) in expressions -> value
+EXPR_FUNCS = ("exp", "exp2", "log", "log2", "sqrt", "rsqrt", "tanh", "sigmoid", "abs",
+              "floor", "ceil", "erf", "ceildiv", "max", "min", "if_then_else", "infinity",
+              "cast")
+# T.<name>(...) as statements
+TILE_OPS = ("copy", "gemm", "fill", "clear", "reduce_sum", "reduce_max", "reduce_min",
+            "reduce_abssum", "reduce_absmax", "atomic_add", "atomic_max", "atomic_min")
+ALLOCS = ("alloc_shared", "alloc_fragment", "alloc_local", "alloc_var", "alloc_global")
+# for v in T.<name>(...)
+LOOP_ITERS = ("Parallel", "parallel", "Pipelined", "serial", "unroll", "vectorized")
+# structure and declarations
+STRUCTURE = ("Kernel", "prim_func", "macro", "Tensor", "Buffer", "dynamic", "symbolic")
+
+ALL_NAMES = DTYPE_NAMES + EXPR_FUNCS + TILE_OPS + ALLOCS + LOOP_ITERS + STRUCTURE
