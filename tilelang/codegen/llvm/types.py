@@ -53,8 +53,9 @@ def round_const(value, dtype: str) -> float:
     import numpy as np
     if dtype == "float64":
         return float(value)
-    return float(np.asarray(value, dtype=np.float64).astype(dtypes.numpy_dtype(dtype))
-                 .astype(np.float64))
+    with np.errstate(over="ignore", invalid="ignore"):   # fp8 overflow is a NaN by design
+        return float(np.asarray(value, dtype=np.float64).astype(dtypes.numpy_dtype(dtype))
+                     .astype(np.float64))
 
 
 def constant(value, dtype: str) -> ir.Constant:
