@@ -127,14 +127,15 @@ def test_opt_levels_agree():
 def test_c_header_compiles_and_calls_kernel(lib, tmp_path):
     header = c_header(lib.manifest)
     (tmp_path / "k.h").write_text(header)
-    assert "void scaled(float *x, float alpha, int32_t offset, bool flag, float h, " \
+    assert "void scaled(const float *x, float alpha, int32_t offset, bool flag, float h, " \
            "float *y, int64_t N);" in header
     (tmp_path / "main.c").write_text(r'''
 #include <stdio.h>
 #include <string.h>
 #include "k.h"
 int main(void) {
-    float x[4] = {1, 2, 3, 4}, y[4] = {0};
+    const float x[4] = {1, 2, 3, 4};
+    float y[4] = {0};
     int64_t out[6];
     scaled(x, 2.0f, 1, true, 0.0f, y, 4);
     ids(out, 3, 2, 1);
