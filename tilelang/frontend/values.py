@@ -71,6 +71,13 @@ class OpaqueModule:
 
 
 @dataclass(frozen=True)
+class Opaque:
+    """A Python value (from a decorated function's globals) with no meaning in a kernel."""
+    what: str
+    span: Span = NO_SPAN
+
+
+@dataclass(frozen=True)
 class BufRef:
     """A use of a buffer by name."""
     buffer: Buffer
@@ -96,6 +103,8 @@ def describe(value) -> str:
     """A few words naming what a value is, for diagnostics."""
     if isinstance(value, Expr):
         return f"a {value.dtype} value"
+    if isinstance(value, Opaque):
+        return value.what
     return {Lit: "a number", DType: "a dtype", Str: "a string", Tup: "a tuple",
             TRef: "a T. function", TModule: "the T module", OpaqueModule: "a module",
             BufRef: "a buffer", Macro: "a macro"}.get(type(value), "this value")

@@ -1,1 +1,97 @@
+"""The `T` namespace: `import tilelang.language as T`.
 
+In a .tl file these names are read by the compiler. In a Python file they are real
+objects, so that a kernel's signature evaluates when the function is defined
+(`A: T.Tensor((M, K), "float16")`, `M = T.dynamic("M")`) and `@T.prim_func` /
+`@T.macro` mark functions for the compiler. Kernel bodies are compiled, never
+executed: calling `T.copy` and friends from Python raises `KernelBodyError`.
+"""
+from __future__ import annotations
+
+from .names import (DTYPE_NAMES, EXPR_FUNCS, TILE_OPS, ALLOCS, LOOP_ITERS, STRUCTURE,
+                    ALL_NAMES)
+
+
+class KernelBodyError(RuntimeError):
+    """A T.<function> was called by Python instead of being compiled."""
+
+
+class Symbol:
+    """A symbolic size (`T.dynamic("M")`), bound from argument shapes at launch."""
+
+    def __init__(self, name: str, dtype: str = "int32"):
+        self.name = name
+        self.dtype = dtype
+
+    def __repr__(self) -> str:
+        return f"T.dynamic({self.name!r})"
+
+
+def dynamic(name: str, dtype: str = "int32") -> Symbol:
+    return Symbol(name, dtype)
+
+
+symbolic = dynamic
+
+
+class TensorType:
+    """The annotation `T.Tensor(shape, dtype)`: ints and `Symbol`s, and a dtype (checked
+    by the compiler, which reports a misspelt dtype at its position in the file)."""
+
+    def __init__(self, shape, dtype="float32"):
+        self.shape = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+        self.dtype = str(dtype)
+
+    def __repr__(self) -> str:
+        return f"T.Tensor({self.shape!r}, {self.dtype!r})"
+
+
+def Tensor(shape, dtype="float32") -> TensorType:
+    return TensorType(shape, dtype)
+
+
+Buffer = Tensor
+
+
+class DTypeName(str):
+    """`T.float32` and friends: equal to their name ("float32"), usable as dtype
+    arguments and as scalar parameter annotations."""
+
+    def __call__(self, *args, **kwargs):
+        raise KernelBodyError(f"T.{self}(...) is part of a kernel body; kernel bodies are "
+                              "compiled by tilelang, not executed by Python")
+
+
+for _name in DTYPE_NAMES:
+    globals()[_name] = DTypeName(_name)
+
+
+def _mark(kind: str):
+    def decorator(func):
+        func.__tilelang_kind__ = kind
+        return func
+    decorator.__name__ = kind
+    decorator.__doc__ = f"Marks a function as a tile-language {kind} (compiled, not run)."
+    return decorator
+
+
+prim_func = _mark("prim_func")
+macro = _mark("macro")
+
+
+def _compiled_only(name: str):
+    def function(*args, **kwargs):
+        raise KernelBodyError(f"T.{name} is part of a kernel body; kernel bodies are "
+                              "compiled by tilelang, not executed by Python")
+    function.__name__ = name
+    function.__qualname__ = name
+    function.__doc__ = f"T.{name}: compiled by tilelang (see the language reference)."
+    return function
+
+
+for _name in EXPR_FUNCS + TILE_OPS + ALLOCS + LOOP_ITERS + ("Kernel",):
+    globals()[_name] = _compiled_only(_name)
+
+del _name
+
+__all__ = list(ALL_NAMES) + ["KernelBodyError", "Symbol", "TensorType", "DTypeName"]
