@@ -1,6 +1,8 @@
 """Loads and stores of every dtype against numpy / ml_dtypes, bit for bit."""
 import numpy as np
 import pytest
+
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")   # NaN/overflow casts
 from hypothesis import given, settings, strategies as st
 
 from tilelang import dtypes
