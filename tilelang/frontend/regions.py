@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from lark import Tree
 
 from ..diagnostics import codes_tileops as C3, codes_types as CT
-from ..ir.nodes import Span, Expr, Const, Buffer, Binary, Region
+from ..ir.nodes import Span, Expr, Const, Buffer, Binary, Unary, Region
 from .errors import fail
 from .values import BufRef, const_int, describe, span_of
 
@@ -30,15 +30,43 @@ class RegionSpec:
 
 def simplify_sub(stop: Expr, start: Expr) -> Expr:
     """stop - start, simplified so that `a:a + 32` has extent 32 (printed regions and
-    loops round-trip)."""
+    loops round-trip) and `bx * 64:(bx + 1) * 64` has extent 64."""
     if isinstance(stop, Binary) and stop.op == "+" and stop.lhs == start:
         return stop.rhs
-    a, b = const_int(start), const_int(stop)
-    if a is not None and b is not None:
-        return Const(b - a, "int32", span=stop.span)
-    if a == 0:
+    diff = _linear_difference(stop, start)
+    if diff is not None:
+        return Const(diff, "int32", span=stop.span)
+    if const_int(start) == 0:
         return stop
     return Binary("-", stop, start, stop.dtype, span=stop.span)
+
+
+def _linear(e: Expr, scale: int, acc: dict) -> bool:
+    """Accumulate `scale * e` as {atom: coefficient} (key None: the constant)."""
+    c = const_int(e)
+    if c is not None:
+        acc[None] = acc.get(None, 0) + scale * c
+        return True
+    if isinstance(e, Binary) and e.op in ("+", "-"):
+        return _linear(e.lhs, scale, acc) and _linear(
+            e.rhs, scale if e.op == "+" else -scale, acc)
+    if isinstance(e, Binary) and e.op == "*":
+        for k, other in ((const_int(e.lhs), e.rhs), (const_int(e.rhs), e.lhs)):
+            if k is not None:
+                return _linear(other, scale * k, acc)
+    if isinstance(e, Unary) and e.op == "-":
+        return _linear(e.operand, -scale, acc)
+    acc[e] = acc.get(e, 0) + scale          # an atom: variable, load, product, call...
+    return True
+
+
+def _linear_difference(stop: Expr, start: Expr) -> int | None:
+    acc: dict = {}
+    if not (_linear(stop, 1, acc) and _linear(start, -1, acc)):
+        return None
+    if any(k is not None and v != 0 for k, v in acc.items()):
+        return None
+    return acc.get(None, 0)
 
 
 def region_arg(b, tree, what: str) -> RegionSpec:
