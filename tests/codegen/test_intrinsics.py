@@ -81,10 +81,23 @@ def test_float32_exp_over_its_whole_range(mod, name):
     np.testing.assert_allclose(got[sub], want[sub], rtol=0, atol=2 * 2.0 ** -149)
 
 
+def test_float32_tanh_accuracy(mod):
+    """The inline float32 tanh, near zero (no cancellation), mid-range and saturated."""
+    x = np.concatenate([np.linspace(-12, 12, 100_001), np.geomspace(1e-30, 1, 2000),
+                        -np.geomspace(1e-30, 1, 2000), [0.0, -0.0, 40.0, -40.0, np.inf,
+                                                        -np.inf, np.nan]]).astype(np.float32)
+    want = np.tanh(x.astype(np.float64)).astype(np.float32)
+    got = run(mod, "tanh", "float32", x)
+    np.testing.assert_allclose(got, want, rtol=4e-7, atol=0)
+    assert np.signbit(got[x == 0]).tolist() == np.signbit(x[x == 0]).tolist()
+
+
 def test_exp_loop_is_vector_code():
     from irb import build
     asm = build(_kernel("exp", "float32"), cpu="znver3", features="+avx2,+fma,+f16c").compiled.asm
     assert "vfmadd" in asm and "ymm" in asm and "expf" not in asm
+    asm = build(_kernel("tanh", "float32"), cpu="znver3", features="+avx2,+fma").compiled.asm
+    assert "ymm" in asm and "tanhf" not in asm
 
 
 def test_special_values(mod):

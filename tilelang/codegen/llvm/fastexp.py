@@ -1,10 +1,11 @@
-"""exp and exp2 for float32 as inline, branch-free code.
+"""exp, exp2 and tanh for float32 as inline, branch-free code.
 
 LLVM lowers `llvm.exp.f32` to a scalar `expf` call, which keeps softmax and attention
 loops from vectorising. This version vectorises: Cody-Waite range reduction
 x = n*ln2 + r (|r| <= ln2/2), a degree-7 Taylor polynomial for e^r (truncation error
 < 6e-9, so results are within ~2 ulp), and a scale by 2^n done as two multiplications
-so that overflow gives inf and gradual underflow gives subnormals.
+so that overflow gives inf and gradual underflow gives subnormals. tanh is built on the
+same reduction as an expm1, which stays accurate near zero where 1 - e^x cancels.
 """
 from __future__ import annotations
 
@@ -75,3 +76,28 @@ def exp2_f32(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
     n = _rint(b, xc)
     r = b.fmul(b.fsub(xc, n), _f(math.log(2.0)))   # x - n is exact
     return _keep_nan(b, x, _scale_pow2(b, _exp_poly(b, r), n))
+
+
+def _expm1_nonpositive(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
+    """e^x - 1 for x <= 0: 2^n * (e^r - 1) + (2^n - 1), the bracket a polynomial with no
+    constant term, so for |x| < ln2/2 (n = 0) the result keeps full relative accuracy."""
+    xc = _clamp(b, x, -30.0, 0.0)             # e^-30 - 1 is -1 in float32
+    n = _rint(b, b.fmul(xc, _f(_LOG2E)))
+    r = _fma(b, b.fneg(n), _f(_LN2_HI), xc)
+    r = _fma(b, b.fneg(n), _f(_LN2_LO), r)
+    acc = _f(1.0 / math.factorial(9))
+    for k in range(8, 0, -1):
+        acc = _fma(b, acc, r, _f(1.0 / math.factorial(k)))
+    q = b.fmul(acc, r)                        # e^r - 1
+    s = b.bitcast(b.shl(b.add(b.fptosi(n, I32), ir.Constant(I32, 127)),
+                        ir.Constant(I32, 23)), F32)   # 2^n, n in [-44, 0]
+    return _fma(b, s, q, b.fsub(s, _f(1.0)))
+
+
+def tanh_f32(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
+    """tanh|x| = -e / (2 + e) with e = expm1(-2|x|), then the sign of x."""
+    ax = b.call(intrinsic(b.module, "llvm.fabs.f32", F32, [F32]), [x])
+    e = _expm1_nonpositive(b, b.fmul(ax, _f(-2.0)))
+    t = b.fdiv(b.fneg(e), b.fadd(e, _f(2.0)))
+    t = b.call(intrinsic(b.module, "llvm.copysign.f32", F32, [F32, F32]), [t, x])
+    return _keep_nan(b, x, t)

@@ -13,13 +13,13 @@ from ...diagnostics import codes_codegen as codes
 from ...ir.nodes import Call
 from .context import user_error
 from .convert import intrinsic
-from .fastexp import exp2_f32, exp_f32
+from .fastexp import exp2_f32, exp_f32, tanh_f32
 from .types import F32, F64, is_unsigned
 
 _LLVM_UNARY = {"exp": "llvm.exp", "exp2": "llvm.exp2", "log": "llvm.log",
                "log2": "llvm.log2", "sqrt": "llvm.sqrt", "floor": "llvm.floor",
                "ceil": "llvm.ceil", "abs": "llvm.fabs"}
-_INLINE_F32 = {"exp": exp_f32, "exp2": exp2_f32}
+_INLINE_F32 = {"exp": exp_f32, "exp2": exp2_f32, "tanh": tanh_f32}
 _LIBM = {"tanh": ("tanhf", "tanh"), "erf": ("erff", "erf")}
 
 
@@ -54,6 +54,8 @@ def _float_call(b: ir.IRBuilder, name: str, args) -> ir.Value:
     x = args[0]
     if name in _LLVM_UNARY:
         return unary_float(b, name, x)
+    if x.type == F32 and name in _INLINE_F32:
+        return _INLINE_F32[name](b, x)
     if name in _LIBM:
         return _libm(b, name, x)
     if name == "rsqrt":
