@@ -138,6 +138,12 @@ def test_reduction(row_sum_mod, m, n):
     np.testing.assert_allclose(b, a.astype(np.float64).sum(axis=1), rtol=1e-4, atol=1e-4)
 
 
+def test_float_sum_reduction_is_vectorised():
+    """b[i] = b[i] + x may be reassociated, so the row sum becomes vector code."""
+    asm = build(row_sum(), cpu="znver3", features="+avx2,+fma").compiled.asm
+    assert "vaddps\t%ymm" in asm
+
+
 def gemm(in_dt="float16", TM=8, TN=8, TK=4):
     """C = A @ B: tiles of A and B staged in shared buffers (zero-filled past the edges
     with Select), accumulated in a fragment, stored with a guard."""

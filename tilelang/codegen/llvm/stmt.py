@@ -12,7 +12,7 @@ from llvmlite import ir
 
 from ... import dtypes
 from ...diagnostics import codes_codegen as codes
-from ...ir.nodes import Alloc, Atomic, Const, For, If, Let, Seq, Store
+from ...ir.nodes import Alloc, Atomic, Binary, Const, For, If, Let, Load, Seq, Store
 from . import convert
 from .context import BufferSlot, entry_alloca, user_error
 from .expr import ExprEmitter
@@ -80,8 +80,15 @@ class StmtEmitter(ExprEmitter):
 
     def _s_Store(self, s: Store) -> None:
         ptr, align = self.address(s.buffer, s.indices)
-        value = convert.to_storage(self.b, s.buffer.dtype, self.expr_as(s.value, s.buffer.dtype))
-        self.b.store(value, ptr, align=align)
+        acc = _accumulated(s)
+        if acc is not None:
+            # buf[i] = buf[i] + x: a float sum may be reassociated, which is what lets
+            # LLVM vectorise reductions (the order of a reduction is unspecified)
+            old, x = self.expr_as(acc[0], s.buffer.dtype), self.expr_as(acc[1], s.buffer.dtype)
+            value = self.b.fadd(old, x, flags=("reassoc", "contract"))
+        else:
+            value = self.expr_as(s.value, s.buffer.dtype)
+        self.b.store(convert.to_storage(self.b, s.buffer.dtype, value), ptr, align=align)
 
     # ------------------------------------------------------------------ atomics
 
@@ -167,6 +174,20 @@ class StmtEmitter(ExprEmitter):
             latch.set_metadata("llvm.loop", md)
         iv.add_incoming(nxt, b.block)
         b.position_at_end(exit_bb)
+
+
+def _accumulated(s: Store):
+    """(the Load of the stored element, the addend) when `s` is `b[i] = b[i] + x` on a
+    float32/float64 buffer, else None."""
+    v = s.value
+    if not (isinstance(v, Binary) and v.op == "+" and v.dtype == s.buffer.dtype
+            and s.buffer.dtype in ("float32", "float64")):
+        return None
+    for old, x in ((v.lhs, v.rhs), (v.rhs, v.lhs)):
+        if isinstance(old, Load) and old.buffer.name == s.buffer.name \
+                and old.indices == s.indices:
+            return old, x
+    return None
 
 
 def _native_rmw(op: str, dt: str) -> str | None:
