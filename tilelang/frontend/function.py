@@ -138,7 +138,7 @@ class FunctionBuilder(ExprMixin, StmtMixin, LoopMixin, TileOpMixin):
     def prologue_and_kernel(self, body, name_tok) -> list:
         out = []
         for t in body.children:
-            if self.kernel_node is not None and not _is_trivial(t):
+            if self.kernel_node is not None and not _is_trivial(t) and t.data != "with_stmt":
                 raise fail(C3.STMT_OUTSIDE_KERNEL, "statement after `T.Kernel`",
                            self.spans.of(t), "outside the kernel",
                            help="a prim_func ends with its `with T.Kernel(...)` block")

@@ -141,9 +141,14 @@ def _declaration(b, name, tree, span):
                "parameter annotation", span, "not allowed here")
 
 
+def _kernel_value(b, name, tree, span):
+    raise fail(C3.BAD_WITH, "`T.Kernel` is used as `with T.Kernel(...) as ids:`", span,
+               "not in a with statement")
+
+
 _HANDLERS = {n: _float_math for n in FLOAT_MATH}
 _HANDLERS.update(abs=_abs, ceildiv=_ceildiv, max=_minmax, min=_minmax,
                  if_then_else=_if_then_else, infinity=_infinity, cast=_cast,
                  dynamic=_declaration, symbolic=_declaration, Tensor=_declaration,
                  Buffer=_declaration, prim_func=_declaration, macro=_declaration,
-                 Kernel=_declaration)
+                 Kernel=_kernel_value)

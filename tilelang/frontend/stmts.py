@@ -145,6 +145,11 @@ class StmtMixin:
                        span, "assigned again", secondary=[(span_of(local.value), "bound here")],
                        help=f'to update a scalar, declare it with `{name} = T.alloc_var('
                             f'"float32", init=...)`')
+        if local is not None and isinstance(local.value, Buffer):
+            raise fail(CN.ASSIGN_NOT_VARIABLE, f"cannot assign to buffer `{name}`", span,
+                       "a buffer, not a variable",
+                       secondary=[(span_of(local.value), "declared here")],
+                       help=f"store elements with `{name}[i, j] = ...`, or use T.fill / T.copy")
         if local is not None:
             self.check_new_name(name, span, "assignment to")
         if existing is not None and local is None:

@@ -131,7 +131,10 @@ def _bad_token(err, text, spans, brackets, parser) -> Fail:
     if token.type == "_INDENT":
         return fail(C.UNEXPECTED_INDENT, "unexpected indent", span, "this line is indented",
                     help="remove the extra indentation (the line before does not end with ':')")
-    if "_INDENT" in err.expected:
+    if token.type in ("ELSE", "ELIF"):
+        return fail(C.UNEXPECTED_TOKEN, f"`{token.value}` without a matching `if`", span,
+                    "no `if` before it", help="check the indentation of this line")
+    if "_INDENT" in err.expected or _after_block_header(token, text):
         return fail(C.EXPECTED_BLOCK, "expected an indented block", span,
                     "the block should start here", help="indent the body; use `pass` for an empty block")
     if token.type == "$END":
@@ -145,6 +148,21 @@ def _bad_token(err, text, spans, brackets, parser) -> Fail:
     found = found_text(token)
     return fail(C.UNEXPECTED_TOKEN, f"expected {wanted}, found {found}", span,
                 f"unexpected {found}")
+
+
+def _after_block_header(token, text) -> bool:
+    """True when `token` starts a line and the previous code line ends with ':' (the
+    lexer reports the missing indent as an unexpected token, not a missing INDENT)."""
+    pos = getattr(token, "start_pos", None)
+    if not isinstance(pos, int) or pos <= 0:
+        return False
+    before = text[:pos]
+    head, _, indent = before.rpartition("\n")
+    if indent.strip():
+        return False
+    lines = [l.split("#", 1)[0].rstrip() for l in head.splitlines()]
+    lines = [l for l in lines if l]
+    return bool(lines) and lines[-1].endswith(":")
 
 
 _CLOSERS = {"RPAR": ")", "RSQB": "]", "RBRACE": "}"}
