@@ -12,13 +12,14 @@ from dataclasses import replace
 
 from ..ir import (Node, Var, Load, Seq, Let, Alloc, Store, For, If, Unary, Module, Copy, Gemm,
                   Fill, Reduce, TileAtomic, Region, Buffer, children, rewrite)
+from .canon import canonicalize
 
 EMPTY = Seq(())
 
 
 def dce(module: Module) -> Module:
     while True:
-        new = _sweep(module)
+        new = canonicalize(_sweep(module))
         if new == module:
             return new
         module = new
@@ -47,13 +48,6 @@ def _is_empty(s) -> bool:
 
 
 def _prune(node: Node):
-    if isinstance(node, Seq):
-        if any(isinstance(x, Seq) for x in node.stmts):
-            flat = []
-            for x in node.stmts:
-                flat.extend(x.stmts if isinstance(x, Seq) else (x,))
-            return Seq(tuple(flat), span=node.span)
-        return None
     if isinstance(node, For) and _is_empty(node.body):
         return EMPTY
     if isinstance(node, If):

@@ -14,6 +14,7 @@ from .. import dtypes
 from ..diagnostics import InternalError
 from ..ir import (Expr, Const, Var, Binary, Call, Cast, Load, Stmt, Seq, Store, Atomic, For, Region,
                   Copy, Gemm, Fill, Reduce, TileAtomic, Module, PrimFunc, rewrite)
+from .canon import canonicalize
 from .fold import make_const, int_range
 from .names import NameSupply, names_in
 
@@ -21,7 +22,7 @@ _LOOP_NAMES = ("i", "j", "k", "l", "m", "n")
 
 
 def lower_tile_ops(module: Module) -> Module:
-    return replace(module, funcs=tuple(_lower_func(f) for f in module.funcs))
+    return canonicalize(replace(module, funcs=tuple(_lower_func(f) for f in module.funcs)))
 
 
 def _lower_func(func: PrimFunc) -> PrimFunc:

@@ -22,12 +22,13 @@ from dataclasses import replace
 from ..ir import (Expr, Const, Var, Binary, Cast, Select, Load, Stmt, Seq, Let, Alloc, For, If,
                   Kernel, Module, PrimFunc, Buffer, walk)
 from .bounds import Bounds, loop_interval
+from .canon import canonicalize
 from .fold import zero
 from .local_bounds import check_local_bounds
 
 
 def predicate(module: Module) -> Module:
-    return replace(module, funcs=tuple(_predicate_func(f) for f in module.funcs))
+    return canonicalize(replace(module, funcs=tuple(_predicate_func(f) for f in module.funcs)))
 
 
 def _predicate_func(func: PrimFunc) -> PrimFunc:

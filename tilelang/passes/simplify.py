@@ -15,11 +15,12 @@ from ..diagnostics import Diagnostic, Label, TileLangError
 from ..diagnostics.codes_passes import DIVISION_BY_ZERO, EMPTY_BUFFER
 from ..ir import (Node, Const, Binary, Unary, Call, Cast, Select, Seq, For, If, Alloc, Module,
                   NO_SPAN, rewrite, substitute)
+from .canon import canonicalize, make_body
 from .fold import (make_const, is_const, fold_binary, fold_unary, fold_call, fold_cast)
 
 
 def simplify(module: Module) -> Module:
-    return rewrite(module, _simplify_node)
+    return canonicalize(rewrite(module, _simplify_node))
 
 
 def simplify_node(node: Node) -> Node:
@@ -166,12 +167,9 @@ EMPTY = Seq(())
 
 
 def _seq(s: Seq):
-    if not any(isinstance(x, Seq) for x in s.stmts):
-        return None
-    flat = []
-    for x in s.stmts:
-        flat.extend(x.stmts if isinstance(x, Seq) else (x,))
-    return Seq(tuple(flat), span=s.span)
+    if len(s.stmts) == 1 or any(isinstance(x, Seq) for x in s.stmts):
+        return make_body(s.stmts, s.span)
+    return None
 
 
 def _if(s: If):

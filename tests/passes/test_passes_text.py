@@ -1,0 +1,279 @@
+"""Before/after tests written as `.tl` text: parse the before text, run one pass, and
+compare structurally with the parsed after text (the printed IR is shown on failure)."""
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from tilelang.frontend import parse_module
+from tilelang.ir.printer import print_module
+from tilelang.ir.verifier import verify
+from tilelang.passes.dce import dce
+from tilelang.passes.lower_tile_ops import lower_tile_ops
+from tilelang.passes.predicate import predicate
+from tilelang.passes.simplify import simplify
+from tilelang.passes.vectorize import vectorize
+
+HEADER = "import tilelang.language as T\n\n"
+
+
+def parse(src: str):
+    mod = parse_module(HEADER + textwrap.dedent(src), "<test>")
+    verify(mod)
+    return mod
+
+
+def check(pass_fn, before: str, after: str):
+    got = pass_fn(parse(before))
+    verify(got)
+    want = parse(after)
+    if got != want:
+        pytest.fail("pass output differs from the expected IR\n--- got:\n"
+                    f"{print_module(got)}\n--- want:\n{print_module(want)}")
+    # The printed form of the result parses back to the same IR.
+    assert parse_module(print_module(got), "<printed>") == got
+
+
+# ----------------------------------------------------------------------------- simplify
+
+def test_simplify_folds_grid_loops_and_branches():
+    check(simplify, """
+        N = 1000
+
+        @T.prim_func
+        def kern(A: T.Tensor((N,), "float32")):
+            with T.Kernel(T.ceildiv(N, 128), threads=128) as bx:
+                for i in T.Parallel(128 * 1):
+                    if 2 > 3:
+                        A[bx * 128 + i + 0] = 1.0
+                    else:
+                        A[(bx * 128 + i + 1) - 1] = T.if_then_else(1 < 2, 2.0 * 1.0, 3.0)
+                for j in range(1):
+                    A[j + 4] = T.float32(T.exp2(3.0))
+                for j2 in range(0):
+                    A[j2] = 0.0
+    """, """
+        N = 1000
+
+        @T.prim_func
+        def kern(A: T.Tensor((N,), "float32")):
+            with T.Kernel(8, threads=128) as bx:
+                for i in T.Parallel(128):
+                    A[bx * 128 + i] = 2.0
+                A[4] = 8.0
+    """)
+
+
+def test_simplify_keeps_dtypes_of_folded_constants():
+    check(simplify, """
+        @T.prim_func
+        def kern(A: T.Tensor((4,), "float16"), B: T.Tensor((4,), "int8")):
+            with T.Kernel(1, threads=1) as bx:
+                A[0] = T.float16(1.5) * T.float16(2.0)
+                B[1] = T.int8(7) // T.int8(2)
+    """, """
+        @T.prim_func
+        def kern(A: T.Tensor((4,), "float16"), B: T.Tensor((4,), "int8")):
+            with T.Kernel(1, threads=1) as bx:
+                A[0] = T.float16(3.0)
+                B[1] = T.int8(3)
+    """)
+
+
+# ----------------------------------------------------------------------------- lower_tile_ops
+
+def test_lower_copy_with_cast_and_unit_dims():
+    check(lower_tile_ops, """
+        @T.prim_func
+        def kern(A: T.Tensor((2, 16, 8), "float16"), B: T.Tensor((16, 8), "float32")):
+            with T.Kernel(2, threads=1) as bx:
+                S = T.alloc_shared((8, 8), "float32")
+                T.copy(A[1, bx * 8, 0], S)
+                T.copy(S, B[bx * 8, 0])
+    """, """
+        @T.prim_func
+        def kern(A: T.Tensor((2, 16, 8), "float16"), B: T.Tensor((16, 8), "float32")):
+            with T.Kernel(2, threads=1) as bx:
+                S = T.alloc_shared((8, 8), "float32")
+                for i, j in T.Parallel(8, 8):
+                    S[i, j] = T.cast(A[1, bx * 8 + i, j], "float32")
+                for i_0, j_0 in T.Parallel(8, 8):
+                    B[bx * 8 + i_0, j_0] = S[i_0, j_0]
+    """)
+
+
+def test_lower_fill_and_clear():
+    check(lower_tile_ops, """
+        @T.prim_func
+        def kern(A: T.Tensor((4, 4), "float32")):
+            with T.Kernel(1, threads=1) as bx:
+                F = T.alloc_fragment((4,), "int32")
+                T.clear(F)
+                T.fill(A[1:3, 0:4], 2.5)
+    """, """
+        @T.prim_func
+        def kern(A: T.Tensor((4, 4), "float32")):
+            with T.Kernel(1, threads=1) as bx:
+                F = T.alloc_fragment((4,), "int32")
+                for i in T.Parallel(4):
+                    F[i] = 0
+                for i_0, j in T.Parallel(2, 4):
+                    A[1 + i_0, j] = 2.5
+    """)
+
+
+def test_lower_gemm_transposed_b_with_clear():
+    check(lower_tile_ops, """
+        @T.prim_func
+        def kern(A: T.Tensor((4, 8), "float16"), B: T.Tensor((6, 8), "float16")):
+            with T.Kernel(1, threads=1) as bx:
+                C = T.alloc_fragment((4, 6), "float32")
+                T.gemm(A, B, C, transpose_B=True, clear_accum=True)
+    """, """
+        @T.prim_func
+        def kern(A: T.Tensor((4, 8), "float16"), B: T.Tensor((6, 8), "float16")):
+            with T.Kernel(1, threads=1) as bx:
+                C = T.alloc_fragment((4, 6), "float32")
+                for i_0, j_0 in T.Parallel(4, 6):
+                    C[i_0, j_0] = 0.0
+                for i in T.Parallel(4):
+                    for k in range(8):
+                        for j in T.Parallel(6):
+                            C[i, j] = C[i, j] + T.cast(A[i, k], "float32") * T.cast(B[j, k], "float32")
+    """)
+
+
+def test_lower_reduce_max_clear_and_absmax_accumulate():
+    check(lower_tile_ops, """
+        @T.prim_func
+        def kern(A: T.Tensor((4, 8), "float32")):
+            with T.Kernel(1, threads=1) as bx:
+                S = T.alloc_fragment((4, 8), "float32")
+                m = T.alloc_fragment((4,), "float32")
+                c = T.alloc_fragment((8,), "float32")
+                T.copy(A, S)
+                T.reduce_max(S, m, dim=1)
+                T.reduce_absmax(S, c, dim=0, clear=False)
+    """, """
+        @T.prim_func
+        def kern(A: T.Tensor((4, 8), "float32")):
+            with T.Kernel(1, threads=1) as bx:
+                S = T.alloc_fragment((4, 8), "float32")
+                m = T.alloc_fragment((4,), "float32")
+                c = T.alloc_fragment((8,), "float32")
+                for i, j in T.Parallel(4, 8):
+                    S[i, j] = A[i, j]
+                for i_1 in T.Parallel(4):
+                    m[i_1] = -T.infinity("float32")
+                for i_0 in T.Parallel(4):
+                    for j_0 in range(8):
+                        m[i_0] = T.max(m[i_0], S[i_0, j_0])
+                for i_2 in range(4):
+                    for j_1 in T.Parallel(8):
+                        c[j_1] = T.max(c[j_1], T.abs(S[i_2, j_1]))
+    """)
+
+
+def test_lower_tile_atomic_add():
+    check(lower_tile_ops, """
+        @T.prim_func
+        def kern(C: T.Tensor((8, 8), "float32")):
+            with T.Kernel(2, threads=1) as bx:
+                F = T.alloc_fragment((4, 8), "float32")
+                T.atomic_add(C[bx * 4, 0], F)
+    """, """
+        @T.prim_func
+        def kern(C: T.Tensor((8, 8), "float32")):
+            with T.Kernel(2, threads=1) as bx:
+                F = T.alloc_fragment((4, 8), "float32")
+                for i, j in T.Parallel(4, 8):
+                    T.atomic_add(C[bx * 4 + i, j], F[i, j])
+    """)
+
+
+# ----------------------------------------------------------------------------- predicate
+
+def test_predicate_guards_ragged_tile_and_hoists_row_guard():
+    check(predicate, """
+        M = T.dynamic("M")
+
+        @T.prim_func
+        def kern(A: T.Tensor((M, 10), "float32"), B: T.Tensor((M, 10), "float32")):
+            with T.Kernel(T.ceildiv(M, 4), 3, threads=1) as (bx, by):
+                S = T.alloc_shared((4, 4), "float32")
+                for i, j in T.Parallel(4, 4):
+                    S[i, j] = A[bx * 4 + i, by * 4 + j]
+                for i2, j2 in T.Parallel(4, 4):
+                    B[bx * 4 + i2, by * 4 + j2] = S[i2, j2] + A[bx * 4 + i2, by * 4 + j2]
+                for r in range(M):
+                    B[r, 0] = A[r, 9]
+    """, """
+        M = T.dynamic("M")
+
+        @T.prim_func
+        def kern(A: T.Tensor((M, 10), "float32"), B: T.Tensor((M, 10), "float32")):
+            with T.Kernel(T.ceildiv(M, 4), 3, threads=1) as (bx, by):
+                S = T.alloc_shared((4, 4), "float32")
+                for i, j in T.Parallel(4, 4):
+                    S[i, j] = T.if_then_else(bx * 4 + i < M and by * 4 + j < 10, A[bx * 4 + i, by * 4 + j], 0.0)
+                for i2 in T.Parallel(4):
+                    if bx * 4 + i2 < M:
+                        for j2 in T.Parallel(4):
+                            if by * 4 + j2 < 10:
+                                B[bx * 4 + i2, by * 4 + j2] = S[i2, j2] + A[bx * 4 + i2, by * 4 + j2]
+                for r in range(M):
+                    B[r, 0] = A[r, 9]
+    """)
+
+
+# ----------------------------------------------------------------------------- vectorize
+
+def test_vectorize_innermost_parallel_and_pipelined():
+    check(vectorize, """
+        N = T.dynamic("N")
+
+        @T.prim_func
+        def kern(A: T.Tensor((N, 8), "float32")):
+            with T.Kernel(1, threads=1) as bx:
+                for k in T.Pipelined(4, num_stages=2):
+                    for i, j in T.Parallel(4, 8):
+                        A[i, j] = 0.0
+                for i2 in T.Parallel(N):
+                    A[i2, 0] = 1.0
+    """, """
+        N = T.dynamic("N")
+
+        @T.prim_func
+        def kern(A: T.Tensor((N, 8), "float32")):
+            with T.Kernel(1, threads=1) as bx:
+                for k in range(4):
+                    for i in range(4):
+                        for j in T.vectorized(8):
+                            A[i, j] = 0.0
+                for i2 in range(N):
+                    A[i2, 0] = 1.0
+    """)
+
+
+# ----------------------------------------------------------------------------- dce
+
+def test_dce_drops_unused_lets_and_write_only_buffers():
+    check(dce, """
+        @T.prim_func
+        def kern(A: T.Tensor((4,), "float32")):
+            with T.Kernel(1, threads=1) as bx:
+                t = bx * 2
+                u = t + 1
+                W = T.alloc_fragment((4,), "float32")
+                for i in T.Parallel(4):
+                    W[i] = A[i]
+                for i2 in T.Parallel(4):
+                    A[i2] = 1.0
+    """, """
+        @T.prim_func
+        def kern(A: T.Tensor((4,), "float32")):
+            with T.Kernel(1, threads=1) as bx:
+                for i2 in T.Parallel(4):
+                    A[i2] = 1.0
+    """)
