@@ -221,3 +221,11 @@ def test_runtime_loads_and_runs_the_library(lib):
     out = np.zeros((2, 3, 4), np.int64)
     rt["ids"](out)
     np.testing.assert_array_equal(out.ravel(), np.arange(24))
+
+
+@pytest.mark.parametrize("opts", [{"cpu": "znver99"}, {"cpu": "znver3", "features": "+avx2,+nosuch"}])
+def test_unknown_cpu_or_feature_is_TL0504(opts):
+    with pytest.raises(TileLangError) as e:
+        compile_module(Module((grid_ids(),)), **opts)
+    assert e.value.code == "TL0504"
+    assert ("znver99" if "features" not in opts else "+nosuch") in str(e.value)

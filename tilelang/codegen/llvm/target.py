@@ -5,6 +5,10 @@ ahead-of-time builds. Code is position independent so it can go into a shared li
 """
 from __future__ import annotations
 
+import os
+import re
+import sys
+import tempfile
 from dataclasses import dataclass
 
 import llvmlite.binding as llvm
@@ -54,9 +58,41 @@ def target_machine(spec: TargetSpec, opt: int = 3):
         target = llvm.Target.from_triple(spec.triple)
     except RuntimeError as e:
         raise user_error(codes.BAD_TARGET, f"unknown target triple {spec.triple!r}: {e}")
-    return target.create_target_machine(cpu=spec.cpu, features=spec.features,
-                                        opt=max(0, min(3, opt)), reloc="pic",
-                                        codemodel="default")
+
+    def create():
+        return target.create_target_machine(cpu=spec.cpu, features=spec.features,
+                                            opt=max(0, min(3, opt)), reloc="pic",
+                                            codemodel="default")
+
+    if spec == host_target():
+        return create()
+    # LLVM only warns (on stderr) about an unknown CPU or feature and may then abort
+    # the process while emitting code: catch the warning and make it a diagnostic
+    tm, warnings = _capturing_stderr(create)
+    unknown = re.findall(r"'([^']*)' is not a recognized (processor|feature)", warnings)
+    if unknown:
+        name, kind = unknown[0]
+        raise user_error(codes.BAD_TARGET, f"unknown {'CPU' if kind == 'processor' else kind} "
+                                           f"{name!r} for {spec.triple}",
+                         help="check the spelling (e.g. cpu=znver3, features=+avx2,+fma)")
+    if warnings.strip():
+        sys.stderr.write(warnings)
+    return tm
+
+
+def _capturing_stderr(fn):
+    """(fn(), what was written to file descriptor 2 meanwhile): LLVM writes there."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as tmp:
+        os.dup2(tmp.fileno(), 2)
+        try:
+            result = fn()
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        tmp.seek(0)
+        return result, tmp.read().decode("utf-8", "replace")
 
 
 def optimize(module, tm, opt: int = 3) -> None:
