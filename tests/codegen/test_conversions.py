@@ -1,4 +1,6 @@
 """Loads and stores of every dtype against numpy / ml_dtypes, bit for bit."""
+import platform
+
 import numpy as np
 import pytest
 
@@ -147,3 +149,20 @@ def test_float_to_int_truncates_in_range(conv, src, dst):
     if dst == "bool":
         nan = np.array([np.nan], dtype=dtypes.numpy_dtype(src))
         assert run(conv, src, dst, nan)[0]   # NaN is truthy, as in numpy
+
+
+@pytest.mark.skipif(platform.machine() != "x86_64", reason="x86-64 baseline CPU")
+def test_float16_without_f16c_uses_runtime_helpers():
+    """For a baseline x86-64 (no F16C) LLVM calls libgcc's half conversions; the
+    linked library still converts exactly."""
+    mod = build(_convert_kernel("to_half", "float32", "float16"),
+                _convert_kernel("from_half", "float16", "float32"), cpu="x86-64")
+    assert "cvtps2ph" not in mod.compiled.asm
+    x = _float32_corpus()
+    y = np.zeros(x.size, np.float16)
+    mod.call("to_half", x, y, x.size)
+    assert_same_bits(y, x.astype(np.float16))
+    h = np.arange(1 << 16, dtype=np.uint16).view(np.float16)
+    z = np.zeros(h.size, np.float32)
+    mod.call("from_half", h, z, h.size)
+    assert_same_bits(z, h.astype(np.float32))
