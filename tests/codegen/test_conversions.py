@@ -3,12 +3,12 @@ import platform
 
 import numpy as np
 import pytest
-
-pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")   # NaN/overflow casts
 from hypothesis import given, settings, strategies as st
 
 from tilelang import dtypes
 from irb import Cast, build, kernel_func, load, loop, store, tensor, v
+
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")   # NaN/overflow casts
 
 LOW = ("float16", "bfloat16", "float8_e4m3", "float8_e5m2")
 
