@@ -135,7 +135,7 @@ def test_local_buffer_surely_out_of_bounds_is_a_user_error():
     bad = For(i, c(0), c(9), "serial", Store(S, (i,), Const(0.0, "float32"), span=span))
     with pytest.raises(TileLangError) as info:
         run(predicate, (), (c(1),), [Alloc(S), bad])
-    assert info.value.code == "TL0403"
+    assert info.value.code == "TL0402"
     assert info.value.diagnostics[0].primary.line == 12
     assert "0..8" in str(info.value)
     # The same access under the user's own guard is fine.

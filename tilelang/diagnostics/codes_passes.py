@@ -9,13 +9,7 @@ Check the constants involved (including `-D NAME=VALUE` overrides): a block size
 split count is usually the one that became 0.
 """)
 
-EMPTY_BUFFER = register("TL0402", "buffer of non-positive size", """
-After compile-time constants are substituted, an extent of a `T.alloc_*` buffer is
-zero or negative. Allocation extents must be positive; check the constants (and `-D`
-overrides) the shape is computed from.
-""")
-
-LOCAL_OUT_OF_BOUNDS = register("TL0403", "index always out of bounds of a block-local buffer", """
+LOCAL_OUT_OF_BOUNDS = register("TL0402", "index always out of bounds of a block-local buffer", """
 An access to a shared, fragment, local or var buffer reaches outside the buffer's shape
 for some iteration of the loops around it, and no `if` or `T.if_then_else` protects it.
 Only global tensors get automatic bounds guards (ragged edges read 0 and drop writes);

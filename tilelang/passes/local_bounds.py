@@ -16,7 +16,7 @@ from ..ir import (Const, Var, Binary, Select, Load, Store, Atomic, For, If, Kern
 
 
 def check_local_bounds(func: PrimFunc) -> None:
-    """Raise TileLangError (TL0403) for the first block-local access surely out of bounds."""
+    """Raise TileLangError (TL0402) for the first block-local access surely out of bounds."""
     _visit(func.body, {})
 
 
@@ -60,7 +60,7 @@ def _check_access(node, ranges: dict) -> None:
             continue
         lo, hi = hull
         if lo < 0 or hi >= extent.value:
-            span = node.span if node.span is not NO_SPAN else index.span
+            span = index.span if index.span is not NO_SPAN else node.span
             primary = None if span is NO_SPAN else Label.from_span(
                 span, f"reaches {hi if hi >= extent.value else lo}")
             raise TileLangError(Diagnostic(

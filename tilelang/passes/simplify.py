@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from .. import dtypes
 from ..diagnostics import Diagnostic, Label, TileLangError
-from ..diagnostics.codes_passes import DIVISION_BY_ZERO, EMPTY_BUFFER
-from ..ir import (Node, Const, Binary, Unary, Call, Cast, Select, Seq, For, If, Alloc, Module,
+from ..diagnostics.codes_passes import DIVISION_BY_ZERO
+from ..ir import (Node, Const, Binary, Unary, Call, Cast, Select, Seq, For, If, Module,
                   NO_SPAN, rewrite, substitute)
 from .canon import canonicalize, make_body
 from .fold import (make_const, is_const, fold_binary, fold_unary, fold_call, fold_cast)
@@ -190,17 +190,9 @@ def _for(s: For):
     return None
 
 
-def _alloc(s: Alloc):
-    for extent in s.buffer.shape:
-        if isinstance(extent, Const) and extent.value <= 0:
-            raise _user_error(EMPTY_BUFFER, f"buffer `{s.buffer.name}` has extent "
-                              f"{extent.value}", s.span, "allocated here")
-    return None
-
-
 _HANDLERS = {
     Binary: _binary, Unary: _unary, Call: _call, Cast: _cast, Select: _select,
-    Seq: _seq, If: _if, For: _for, Alloc: _alloc,
+    Seq: _seq, If: _if, For: _for,
 }
 
 __all__ = ["simplify", "simplify_node", "EMPTY"]
