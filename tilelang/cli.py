@@ -120,6 +120,10 @@ def _read(file: str) -> tuple[str, str]:
     return read_source(file), file
 
 
+def _echo_text(text: str) -> None:
+    click.echo(text, nl=not text.endswith("\n"))
+
+
 def _options(**kwargs):
     from .driver import make_options
     return make_options(**kwargs)
@@ -158,7 +162,7 @@ def compile(file, kernel, defines, target, error_format, output, emit, opt, cpu,
     text, name = _read(file)
     module = parse(text, name, options)
     if output is None and emit in emitter.TEXT_KINDS:
-        click.echo(emitter.text_output(module, options, emit), nl=False)
+        _echo_text(emitter.text_output(module, options, emit))
         return
     output = output or emitter.default_output(name, emit)
     try:
@@ -180,8 +184,7 @@ def ir(file, kernel, defines, target, error_format, after):
     from .driver.stages import PARSE_STAGE
     options = _options(defines=defines, target=target, kernel=kernel)
     text, name = _read(file)
-    click.echo(ir_text(parse(text, name, options), options, after=after or PARSE_STAGE),
-               nl=False)
+    _echo_text(ir_text(parse(text, name, options), options, after=after or PARSE_STAGE))
 
 
 @main.command()

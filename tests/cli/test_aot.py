@@ -28,7 +28,7 @@ sys.meta_path.insert(0, Blocker())
 LOAD_AND_RUN = BLOCKER + """
 import numpy as np
 import tilelang
-lib = tilelang.load({so!r})
+lib = tilelang.load(SO_PATH)
 a = np.arange(1000, dtype=np.float32); b = np.full(1000, 2.0, np.float32)
 c = np.zeros(1000, np.float32)
 lib["vadd"](a, b, c)
@@ -68,7 +68,7 @@ def built_so(kernel_file, tmp_path):
 
 
 def test_load_without_the_compiler(built_so):
-    proc = run_python(LOAD_AND_RUN.format(so=str(built_so)))
+    proc = run_python(LOAD_AND_RUN.replace("SO_PATH", repr(str(built_so))))
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "ok []"
 

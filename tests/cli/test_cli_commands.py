@@ -222,7 +222,7 @@ def test_run_scalar_argument(cli, kernel_file):
 def test_run_missing_size_is_user_error(cli, kernel_file):
     result = cli("run", kernel_file("mm"), "--shape", "M=32")
     assert result.exit_code == 1
-    assert "error[TL0707]" in result.stderr and "N, K" in result.stderr
+    assert "error[TL0707]" in result.stderr and "K, N" in result.stderr
 
 
 def test_run_needs_kernel_choice(cli, kernel_file):
@@ -251,3 +251,32 @@ def test_cache_info_and_clear(cli, kernel_file, private_cache):
     assert cleared.exit_code == 0 and f"removed {count}" in cleared.stdout
     after = cli("cache", "info")
     assert "artifacts: 0" in after.stdout and "indexed sources: 0" in after.stdout
+
+
+# ----------------------------------------------------------------------------- internal errors
+
+def test_unexpected_exception_is_internal_error(cli, kernel_file, monkeypatch):
+    from tilelang.driver import stages
+
+    def explode(*args, **kwargs):
+        raise RuntimeError("simulated compiler bug")
+    monkeypatch.setattr(stages, "lower", explode)
+    result = cli("compile", kernel_file("vadd"), "--emit", "ir")
+    assert result.exit_code == 3
+    assert "internal compiler error" in result.stderr and "bug in tilec" in result.stderr
+    assert "Traceback" not in result.stderr
+    report = result.stderr.split("written to ")[1].strip()
+    assert "simulated compiler bug" in open(report).read()
+    os.unlink(report)
+
+
+def test_internal_error_names_reproducer(cli, kernel_file, monkeypatch):
+    from tilelang.diagnostics import InternalError
+    from tilelang.driver import stages
+
+    def fail(*args, **kwargs):
+        raise InternalError("pass `dce` crashed", reproducer="/tmp/x/06_dce.repro.tl")
+    monkeypatch.setattr(stages, "lower", fail)
+    result = cli("compile", kernel_file("vadd"), "--emit", "ir")
+    assert result.exit_code == 3
+    assert "/tmp/x/06_dce.repro.tl" in result.stderr

@@ -6,7 +6,6 @@ so a compile that fails leaves no half-written artifact.
 from __future__ import annotations
 
 import os
-import tempfile
 
 from . import paths, stages
 from .host import resolve_target
@@ -34,35 +33,19 @@ def write_output(module, options, kind: str, out: str) -> list[str]:
     """Compile `module` to `kind` at `out`; returns the files written (`so` adds OUT's
     `.h` header)."""
     if kind in TEXT_KINDS:
-        paths.atomic_write(out, text_output(module, options, kind).encode())
+        paths.atomic_write(out, text_output(module, options, kind).encode(), make_dirs=False)
         return [out]
     compiled = stages.codegen(stages.lower(module, options), options, resolve_target(options))
     if kind == "obj":
-        paths.atomic_write(out, compiled.object)
+        paths.atomic_write(out, compiled.object, make_dirs=False)
         return [out]
     header_path = os.path.splitext(out)[0] + ".h"
     header = stages.header(compiled)
-    _link_atomically(compiled, out)
-    paths.atomic_write(header_path, header.encode())
+    stages.link(compiled, out)             # the linker's output is renamed into place
+    paths.atomic_write(header_path, header.encode(), make_dirs=False)
     return [out, header_path]
 
 
 def default_output(source_path: str, kind: str) -> str:
     stem = os.path.splitext(os.path.basename(source_path))[0] or "out"
     return stem + SUFFIX[kind]
-
-
-def _link_atomically(compiled, out: str) -> None:
-    directory = os.path.dirname(os.path.abspath(out))
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=".so")
-    os.close(fd)
-    try:
-        stages.link(compiled, tmp)
-        os.chmod(tmp, 0o755)
-        os.replace(tmp, out)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise

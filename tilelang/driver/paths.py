@@ -17,11 +17,13 @@ def cache_disabled() -> bool:
     return os.environ.get("TILELANG_DISABLE_CACHE", "") not in ("", "0", "false", "False")
 
 
-def atomic_write(path: str, data: bytes, mode: int = 0o644) -> None:
+def atomic_write(path: str, data: bytes, mode: int = 0o644, make_dirs: bool = True) -> None:
     """Write `data` to `path` so that readers see the old file or the whole new one, never
-    a torn write: a temp file in the same directory, then rename."""
+    a torn write: a temp file in the same directory, then rename. User outputs pass
+    `make_dirs=False`: like any compiler, `-o missing/dir/x.o` is an error."""
     directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
+    if make_dirs:
+        os.makedirs(directory, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix="-" + os.path.basename(path))
     try:
         with os.fdopen(fd, "wb") as f:
