@@ -19,9 +19,10 @@ def sizes(block: int, hi: int):
 
 # ----------------------------------------------------------------------------- softmax
 
-# float32: each output is exp2 of an argument rounded a few times (relative error ~u per
-# rounding, times |argument| <= ~15 here) divided by a sum of up to N positive terms
-# (relative error <= N u worst case, ~sqrt(N) u typically): 1e-5 relative with N <= 600.
+# float32: each output is exp2((x - max) * log2(e)): the subtraction is exact or nearly
+# so for the terms that matter, the product and exp2 add a few roundings (relative ~u
+# times the argument, <= ~30 here), and the division by a sum of up to N positive terms
+# adds <= N u worst case, ~sqrt(N) u typically: 1e-5 relative with N <= 600.
 SOFTMAX_TOL = {"float32": dict(rtol=1e-5, atol=1e-9), "float16": dict(rtol=1e-2, atol=1e-4)}
 
 
