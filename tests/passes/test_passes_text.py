@@ -277,3 +277,82 @@ def test_dce_drops_unused_lets_and_write_only_buffers():
                 for i2 in T.Parallel(4):
                     A[i2] = 1.0
     """)
+
+
+def test_predicate_atomics_indirect_indices_and_symbolic_proofs():
+    check(predicate, """
+        N = T.dynamic("N")
+
+        @T.prim_func
+        def kern(idx: T.Tensor((N,), "int32"), X: T.Tensor((16,), "float32"),
+                 C: T.Tensor((N,), "float32")):
+            with T.Kernel(N, threads=1) as bx:
+                for i in range(N):
+                    T.atomic_add(C[i], X[idx[bx]])
+                for j in T.Parallel(4):
+                    T.atomic_max(C[bx + j], 1.0)
+    """, """
+        N = T.dynamic("N")
+
+        @T.prim_func
+        def kern(idx: T.Tensor((N,), "int32"), X: T.Tensor((16,), "float32"),
+                 C: T.Tensor((N,), "float32")):
+            with T.Kernel(N, threads=1) as bx:
+                for i in range(N):
+                    T.atomic_add(C[i], T.if_then_else(idx[bx] >= 0 and idx[bx] < 16, X[idx[bx]], 0.0))
+                for j in T.Parallel(4):
+                    if bx + j < N:
+                        T.atomic_max(C[bx + j], 1.0)
+    """)
+
+
+def test_simplify_lowered_removes_unit_loops_of_a_lowered_row_copy():
+    check(simplify, """
+        @T.prim_func
+        def kern(A: T.Tensor((8, 8), "float32"), B: T.Tensor((8,), "float32")):
+            with T.Kernel(8, threads=1) as bx:
+                for i in T.Parallel(1):
+                    for j in T.Parallel(8):
+                        B[0 + j] = A[bx + i, 0 + j] * 1.0
+    """, """
+        @T.prim_func
+        def kern(A: T.Tensor((8, 8), "float32"), B: T.Tensor((8,), "float32")):
+            with T.Kernel(8, threads=1) as bx:
+                for j in T.Parallel(8):
+                    B[j] = A[bx, j]
+    """)
+
+
+def test_dce_removes_empty_loops_and_inverts_else_only_ifs():
+    check(dce, """
+        @T.prim_func
+        def kern(A: T.Tensor((4,), "float32")):
+            with T.Kernel(4, threads=1) as bx:
+                for i in range(4):
+                    pass
+                if bx < 2:
+                    pass
+                else:
+                    A[bx] = 1.0
+    """, """
+        @T.prim_func
+        def kern(A: T.Tensor((4,), "float32")):
+            with T.Kernel(4, threads=1) as bx:
+                if not bx < 2:
+                    A[bx] = 1.0
+    """)
+
+
+def test_lowering_avoids_every_name_in_the_function():
+    check(lower_tile_ops, """
+        @T.prim_func
+        def kern(i: T.Tensor((4,), "float32"), j: T.Tensor((4,), "float32")):
+            with T.Kernel(1, threads=1) as i_0:
+                T.copy(i, j)
+    """, """
+        @T.prim_func
+        def kern(i: T.Tensor((4,), "float32"), j: T.Tensor((4,), "float32")):
+            with T.Kernel(1, threads=1) as i_0:
+                for i_1 in T.Parallel(4):
+                    j[i_1] = i[i_1]
+    """)
