@@ -7,7 +7,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from irb import (Alloc, Atomic, Call, Cast, Let, bin, build, c, kernel_func, load, loop,
+from .irb import (Alloc, Atomic, Call, Cast, Let, bin, build, c, kernel_func, load, loop,
                  seq, store, tensor, v)
 from tilelang.codegen.llvm import c_header, compile_module, find_c_compiler, link_shared
 from tilelang.diagnostics import TileLangError

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from irb import Binary, Unary, build, kernel_func, load, loop, store, tensor, v
+from .irb import Binary, Unary, build, kernel_func, load, loop, store, tensor, v
 
 ARITH = ("+", "-", "*", "//", "%", "min", "max")
 CMP = ("<", "<=", ">", ">=", "==", "!=")

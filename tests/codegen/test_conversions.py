@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from tilelang import dtypes
-from irb import Cast, build, kernel_func, load, loop, store, tensor, v
+from .irb import Cast, build, kernel_func, load, loop, store, tensor, v
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")   # NaN/overflow casts
 

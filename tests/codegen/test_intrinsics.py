@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from tilelang import dtypes
-from irb import Call, build, kernel_func, load, loop, store, tensor, v
+from .irb import Call, build, kernel_func, load, loop, store, tensor, v
 
 FLOAT_UNARY = ("exp", "exp2", "log", "log2", "sqrt", "rsqrt", "tanh", "sigmoid", "abs",
                "floor", "ceil", "erf")
@@ -93,7 +93,6 @@ def test_float32_tanh_accuracy(mod):
 
 
 def test_exp_loop_is_vector_code():
-    from irb import build
     asm = build(_kernel("exp", "float32"), cpu="znver3", features="+avx2,+fma,+f16c").compiled.asm
     assert "vfmadd" in asm and "ymm" in asm and "expf" not in asm
     asm = build(_kernel("tanh", "float32"), cpu="znver3", features="+avx2,+fma").compiled.asm

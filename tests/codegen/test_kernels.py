@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from irb import (Alloc, Atomic, Call, Cast, If, Let, Select, bin, build, c, kernel_func,
+from .irb import (Alloc, Atomic, Call, Cast, If, Let, Select, bin, build, c, kernel_func,
                  load, loop, seq, store, tensor, v)
-from guarded import guarded_empty
+from .guarded import guarded_empty
 from tilelang.codegen.llvm.compile import build_llvm_module
 from tilelang.codegen.llvm.manifest import build_manifest
 from tilelang.codegen.llvm.target import host_target

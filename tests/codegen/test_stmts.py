@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 from tilelang import dtypes
-from irb import (Alloc, Cast, If, Let, Select, bin, build, c, kernel_func, load, loop, seq,
+from .guarded import guarded_empty
+from .irb import (Alloc, Cast, If, Let, Select, bin, build, c, kernel_func, load, loop, seq,
                  store, tensor, v)
 
 FLOATS = ("float64", "float32", "float16", "bfloat16", "float8_e4m3", "float8_e5m2")
@@ -83,7 +84,6 @@ def test_nested_select_chooses_arms_lazily():
                    c(-2.0), "float32")
     mod = build(kernel_func("k", [X, Y], [1], [bx], loop(i, N, store(Y, [i], outer)),
                             symbols=[N]))
-    from guarded import guarded_empty
     x = guarded_empty((9,), np.float32)
     x[...] = np.arange(9)
     y = np.zeros(9, np.float32)
