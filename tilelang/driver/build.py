@@ -8,10 +8,7 @@ first, so nothing is parsed and llvmlite is never imported. With the cache disab
 """
 from __future__ import annotations
 
-import atexit
 import os
-import shutil
-import tempfile
 import time
 
 from . import keys, log, paths, stages, store
@@ -51,6 +48,7 @@ def build_module(module, options, *, target=None, source_key=None, label=None, c
                 cache.link_source(source_key, akey)
             log.event("cache_hits", label)
             return _load(hit, out_idx)
+    import tempfile                # only a miss needs it (a warm start stays lean)
     with tempfile.TemporaryDirectory(prefix="tilelang-build-") as tmp:
         so_path = os.path.join(tmp, SO_NAME)
         seconds = _compile_to(module, options, target, so_path)
@@ -94,6 +92,9 @@ def _private_copy(so_path: str) -> str:
     (each under a fresh name: a process may compile the same kernel twice, and the
     dynamic loader would hand back the first library for a reused path)."""
     global _private_dir
+    import atexit
+    import shutil
+    import tempfile
     if _private_dir is None:
         _private_dir = tempfile.mkdtemp(prefix="tilelang-nocache-")
         atexit.register(shutil.rmtree, _private_dir, True)

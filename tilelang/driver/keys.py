@@ -35,20 +35,33 @@ def compiler_identity() -> str:
 def _source_fingerprint() -> str:
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     h = hashlib.sha256()
-    files = [os.path.join(root, f) for f in _COMPILER_FILES]
-    for part in _COMPILER_PARTS:
-        for dirpath, dirnames, filenames in os.walk(os.path.join(root, part)):
-            dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
-            files.extend(os.path.join(dirpath, f) for f in sorted(filenames)
-                         if f.endswith((".py", ".lark")))
-    for path in files:
+    entries = []
+    for name in _COMPILER_FILES:
         try:
-            st = os.stat(path)
+            entries.append((name, os.stat(os.path.join(root, name))))
         except OSError:
-            continue
-        h.update(f"{os.path.relpath(path, root)}:{st.st_size}:{st.st_mtime_ns}\n".encode())
+            pass
+    for part in _COMPILER_PARTS:
+        _collect(os.path.join(root, part), part, entries)
+    for rel, st in sorted(entries):
+        h.update(f"{rel}:{st.st_size}:{st.st_mtime_ns}\n".encode())
     h.update(llvmlite_fingerprint().encode())
     return h.hexdigest()[:16]
+
+
+def _collect(directory: str, rel: str, out: list) -> None:
+    """(relative path, stat) of the .py/.lark files under `directory` (scandir: no
+    extra stat call to tell files from directories)."""
+    try:
+        with os.scandir(directory) as it:
+            for entry in it:
+                if entry.is_dir(follow_symlinks=False):
+                    if entry.name != "__pycache__":
+                        _collect(entry.path, f"{rel}/{entry.name}", out)
+                elif entry.name.endswith((".py", ".lark")):
+                    out.append((f"{rel}/{entry.name}", entry.stat()))
+    except OSError:
+        pass
 
 
 def _digest(parts: dict) -> str:

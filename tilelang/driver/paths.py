@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import os
-import tempfile
 
 
 def cache_dir() -> str:
@@ -21,6 +20,7 @@ def atomic_write(path: str, data: bytes, mode: int = 0o644, make_dirs: bool = Tr
     """Write `data` to `path` so that readers see the old file or the whole new one, never
     a torn write: a temp file in the same directory, then rename. User outputs pass
     `make_dirs=False`: like any compiler, `-o missing/dir/x.o` is an error."""
+    import tempfile                # not at module level: the warm path never writes
     directory = os.path.dirname(os.path.abspath(path))
     if make_dirs:
         os.makedirs(directory, exist_ok=True)
