@@ -11,7 +11,7 @@ from __future__ import annotations
 from llvmlite import ir
 
 from ... import dtypes
-from .types import I1, I8, I16, I32, F16, F32, F64, compute_type, is_unsigned
+from .types import I8, I16, I32, F16, F32, F64, compute_type, is_unsigned
 
 
 def intrinsic(module: ir.Module, name: str, ret: ir.Type, args) -> ir.Function:
