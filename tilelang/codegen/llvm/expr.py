@@ -18,7 +18,6 @@ from .context import FuncContext, internal, user_error
 from .types import I1, I64, constant, is_unsigned, storage_type
 
 _FLOAT_FLAGS = ("contract",)   # lets LLVM fuse a*b+c into an FMA
-_FCMP = {"<": "<", "<=": "<=", ">": ">", ">=": ">=", "==": "=="}
 
 
 def common_dtype(a: str, b: str) -> str:
@@ -223,7 +222,7 @@ class ExprEmitter:
         if dtypes.is_float(dtype):
             if op == "!=":
                 return self.b.fcmp_unordered("!=", a, c)   # NaN != x is true
-            return self.b.fcmp_ordered(_FCMP[op], a, c)
+            return self.b.fcmp_ordered(op, a, c)      # false when either is NaN
         if is_unsigned(dtype):
             return self.b.icmp_unsigned(op, a, c)
         return self.b.icmp_signed(op, a, c)
