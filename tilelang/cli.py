@@ -11,6 +11,7 @@ import json
 import os
 import sys
 import tempfile
+import time
 import traceback
 
 import click
@@ -51,6 +52,16 @@ def _write_crash_report(exc: BaseException) -> str | None:
         return None
 
 
+def _launch_diagnostic(exc: Exception) -> Diagnostic | None:
+    """The runtime reports bad arguments (`tilec run --arg`) as TypeError / ValueError
+    carrying a TL06xx code: a user error, not a crash."""
+    code = getattr(exc, "code", None)
+    if isinstance(exc, (TypeError, ValueError)) and isinstance(code, str) \
+            and code.startswith("TL06"):
+        return Diagnostic(code, str(exc))
+    return None
+
+
 def guarded(fn):
     """Turn the compiler's exceptions into diagnostics and exit codes."""
     @functools.wraps(fn)
@@ -69,6 +80,10 @@ def guarded(fn):
         except KeyboardInterrupt:
             raise click.Abort() from None
         except Exception as exc:  # noqa: BLE001 - anything else is a compiler bug
+            launch = _launch_diagnostic(exc)
+            if launch is not None:
+                _report_user_error(TileLangError(launch), error_format)
+                sys.exit(EXIT_USER)
             report = _write_crash_report(exc)
             msg = (f"internal compiler error: {type(exc).__name__}: {exc}\n"
                    "  this is a bug in tilec, not in your kernel")
@@ -151,26 +166,31 @@ def main():
 @click.option("--dump-dir", default=None, type=click.Path(file_okay=False),
               help="Write the --dump-after IR into this directory instead.")
 @click.option("--verify-each", is_flag=True, help="Run the IR verifier after every pass.")
+@click.option("--stats", is_flag=True, help="Print the time of every pass and stage.")
 @guarded
 def compile(file, kernel, defines, target, error_format, output, emit, opt, cpu, features,
-            dump_after, dump_dir, verify_each):
+            dump_after, dump_dir, verify_each, stats):
     """Compile FILE.tl to IR, LLVM IR, assembly, an object or a shared library."""
     from .driver import emit as emitter, parse
     options = _options(defines=defines, target=target, opt=opt, kernel=kernel, cpu=cpu,
                        features=features, dump_after=dump_after, dump_dir=dump_dir,
                        verify_each=verify_each)
     text, name = _read(file)
+    start = time.perf_counter()
     module = parse(text, name, options)
+    timings = [("parse", time.perf_counter() - start)]
     if output is None and emit in emitter.TEXT_KINDS:
-        _echo_text(emitter.text_output(module, options, emit))
-        return
-    output = output or emitter.default_output(name, emit)
-    try:
-        emitter.write_output(module, options, emit, output)
-    except OSError as e:
-        from .diagnostics.codes_driver import CANNOT_WRITE
-        raise TileLangError(Diagnostic(CANNOT_WRITE,
-                                       f"cannot write `{output}`: {e.strerror or e}")) from None
+        _echo_text(emitter.text_output(module, options, emit, timings))
+    else:
+        output = output or emitter.default_output(name, emit)
+        try:
+            emitter.write_output(module, options, emit, output, timings)
+        except OSError as e:
+            from .diagnostics.codes_driver import CANNOT_WRITE
+            raise TileLangError(Diagnostic(
+                CANNOT_WRITE, f"cannot write `{output}`: {e.strerror or e}")) from None
+    if stats:
+        click.echo(emitter.format_timings(timings), err=True)
 
 
 @main.command()

@@ -280,3 +280,32 @@ def test_internal_error_names_reproducer(cli, kernel_file, monkeypatch):
     result = cli("compile", kernel_file("vadd"), "--emit", "ir")
     assert result.exit_code == 3
     assert "/tmp/x/06_dce.repro.tl" in result.stderr
+
+
+def test_run_bad_scalar_value_is_user_error(cli, kernel_file):
+    """A float for an integer parameter is refused by the runtime's binder: exit 1."""
+    path = kernel_file("scaled", kernels.SCALE_ROWS.replace("alpha: T.float32", "alpha: T.int32")
+                       .replace("X_s[i, j] * alpha", "X_s[i, j] * T.cast(alpha, \"float32\")"))
+    result = cli("run", path, "--shape", "M=8", "--arg", "alpha=1.5", "--repeat", "1")
+    assert result.exit_code == 1, result.output
+    assert "error[TL06" in result.stderr
+
+
+def test_stats_prints_every_pass(cli, kernel_file, tmp_path):
+    from tilelang.passes.manager import pipeline
+    result = cli("compile", kernel_file("vadd"), "--emit", "obj", "-o", tmp_path / "v.o",
+                 "--stats")
+    assert result.exit_code == 0, result.output
+    stages = [line.split()[0] for line in result.stderr.splitlines()]
+    assert stages == ["parse", *[p.name for p in pipeline("cpu")], "codegen", "total"]
+
+
+def test_cpu_option_cross_targets(cli, kernel_file, tmp_path):
+    import tilelang
+    so = tmp_path / "v_haswell.so"
+    result = cli("compile", kernel_file("vadd"), "--cpu", "haswell", "-o", so)
+    assert result.exit_code == 0, result.output
+    assert tilelang.load(str(so)).manifest["target"]["cpu"] == "haswell"
+    bad = cli("compile", kernel_file("vadd"), "--cpu", "no-such-cpu", "--emit", "obj",
+              "-o", tmp_path / "x.o")
+    assert bad.exit_code == 1 and "error[TL05" in bad.stderr

@@ -6,6 +6,7 @@ so a compile that fails leaves no half-written artifact.
 from __future__ import annotations
 
 import os
+import time
 
 from . import paths, stages
 from .host import resolve_target
@@ -21,29 +22,53 @@ def ir_text(module, options, after: str | None = None) -> str:
     return stages.canonical_text(stages.lower(module, options, until=after))
 
 
-def text_output(module, options, kind: str) -> str:
-    """The text of a text kind (ir, llvm, asm)."""
+def text_output(module, options, kind: str, timings: list | None = None) -> str:
+    """The text of a text kind (ir, llvm, asm). `timings` collects (stage, seconds)."""
     if kind == "ir":
-        return ir_text(module, options)
-    compiled = stages.codegen(stages.lower(module, options), options, resolve_target(options))
-    return compiled.llvm_ir if kind == "llvm" else compiled.asm
+        return stages.canonical_text(stages.lower(module, options, timings=timings))
+    compiled = _codegen(module, options, timings)
+    return compiled.llvm_ir if kind == "llvm" else _timed(timings, "asm", lambda: compiled.asm)
 
 
-def write_output(module, options, kind: str, out: str) -> list[str]:
+def write_output(module, options, kind: str, out: str, timings: list | None = None) -> list[str]:
     """Compile `module` to `kind` at `out`; returns the files written (`so` adds OUT's
-    `.h` header)."""
+    `.h` header). `timings` collects (stage, seconds)."""
     if kind in TEXT_KINDS:
-        paths.atomic_write(out, text_output(module, options, kind).encode(), make_dirs=False)
+        text = text_output(module, options, kind, timings)
+        paths.atomic_write(out, text.encode(), make_dirs=False)
         return [out]
-    compiled = stages.codegen(stages.lower(module, options), options, resolve_target(options))
+    compiled = _codegen(module, options, timings)
     if kind == "obj":
         paths.atomic_write(out, compiled.object, make_dirs=False)
         return [out]
     header_path = os.path.splitext(out)[0] + ".h"
     header = stages.header(compiled)
-    stages.link(compiled, out)             # the linker's output is renamed into place
+    # the linker's output is renamed into place, so a failed link leaves nothing behind
+    _timed(timings, "link", lambda: stages.link(compiled, out))
     paths.atomic_write(header_path, header.encode(), make_dirs=False)
     return [out, header_path]
+
+
+def _codegen(module, options, timings):
+    lowered = stages.lower(module, options, timings=timings)
+    return _timed(timings, "codegen",
+                  lambda: stages.codegen(lowered, options, resolve_target(options)))
+
+
+def _timed(timings, name: str, fn):
+    start = time.perf_counter()
+    result = fn()
+    if timings is not None:
+        timings.append((name, time.perf_counter() - start))
+    return result
+
+
+def format_timings(timings) -> str:
+    """The `--stats` table: one line a stage, then the total."""
+    width = max([len(n) for n, _ in timings] + [len("total")])
+    lines = [f"{n.ljust(width)}  {s * 1e3:9.3f} ms" for n, s in timings]
+    lines.append(f"{'total'.ljust(width)}  {sum(s for _, s in timings) * 1e3:9.3f} ms")
+    return "\n".join(lines)
 
 
 def default_output(source_path: str, kind: str) -> str:

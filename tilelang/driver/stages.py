@@ -58,8 +58,9 @@ def check_pass_names(names, target: str, allow_all: bool) -> None:
                 help="use one of the names above" + (" or `all`" if allow_all else "")))
 
 
-def lower(module, options, until: str | None = None):
-    """Run the target pipeline (up to and including pass `until`, if given)."""
+def lower(module, options, until: str | None = None, timings: list | None = None):
+    """Run the target pipeline (up to and including pass `until`, if given); the
+    per-pass (name, seconds) are appended to `timings` when given (`--stats`)."""
     from ..passes.manager import PassManager, pipeline
     check_pass_names(options.dump_after, options.target, allow_all=True)
     if until is not None:
@@ -71,7 +72,10 @@ def lower(module, options, until: str | None = None):
         passes = passes[:[p.name for p in passes].index(until) + 1]
     manager = PassManager(passes, verify_each=options.verify_each,
                           dump_after=tuple(options.dump_after), dump_dir=options.dump_dir)
-    return manager.run(module)
+    lowered = manager.run(module)
+    if timings is not None:
+        timings.extend(manager.timings)
+    return lowered
 
 
 def codegen(lowered, options, target: dict):
