@@ -17,7 +17,8 @@ INDENT_FOR = "        for i in range(4)"
 def test_tl0001_names_the_real_token():
     src = kernel_source("T.copy(A B)")
     d = check_at(src, "TL0001", "found `B`", L, "B", occurrence=0)
-    assert "expected ')' or ','" in d.message
+    assert d.message == "expected an operator, ')' or ',', found `B`"
+    assert d.help == "is a comma or an operator missing before it?"
 
 
 def test_tl0001_keyword_out_of_place():

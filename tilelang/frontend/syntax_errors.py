@@ -81,6 +81,8 @@ def expected_text(expected, parser) -> str:
     words = {_describe_terminal(n, parser) for n in expected}
     if {"a name", "a number", "("} <= words:
         words = (words - _EXPR_START) | {"an expression"}
+    if "=" in words:                     # `x = ...` and `x += ...` both possible
+        words = (words - {"an augmented assignment"}) | {"'='"}
     main = sorted(w for w in words if w not in _CONTINUATIONS)
     if not main:
         main = ["an operator"]
@@ -140,14 +142,33 @@ def _bad_token(err, text, spans, brackets, parser) -> Fail:
     if token.type == "$END":
         return fail(C.UNEXPECTED_EOF, f"unexpected end of file, expected "
                     f"{expected_text(err.expected, parser)}", span)
-    if token.type == "_NEWLINE" and "COLON" in err.expected and _wants_colon(err, parser):
+    expected = set(err.expected) - ({"_NEWLINE"} if brackets else set())
+    if token.type == "_NEWLINE" and "COLON" in expected and _wants_colon(err, parser):
         wanted = "':'"
+    elif token.type in _STATEMENT_KEYWORDS and "_NEWLINE" in expected:
+        wanted = "end of line"                 # a statement glued to the previous one
     else:
-        expected = set(err.expected) - ({"_NEWLINE"} if brackets else set())
         wanted = expected_text(expected, parser)
     found = found_text(token)
+    if token.type in _OPERAND_STARTS and _after_operand(err.expected, parser):
+        # two operands in a row: the grammar's long list of continuations says little
+        wanted = "an operator"
+        if brackets:
+            wanted += f", '{_BRACKET_CLOSE[brackets[-1].value]}' or ','"
+        return fail(C.UNEXPECTED_TOKEN, f"expected {wanted}, found {found}", span,
+                    f"unexpected {found}", help="is a comma or an operator missing before it?")
     return fail(C.UNEXPECTED_TOKEN, f"expected {wanted}, found {found}", span,
                 f"unexpected {found}")
+
+
+_STATEMENT_KEYWORDS = {"DEF", "FOR", "IF", "WITH", "IMPORT", "FROM", "RETURN", "PASS", "AT"}
+_OPERAND_STARTS = {"NAME", "NUMBER", "STRING", "LONG_STRING", "TRUE", "FALSE", "NONE"}
+
+
+def _after_operand(expected, parser) -> bool:
+    """The parser sits after a complete operand when an operator could follow."""
+    words = {_describe_terminal(n, parser) for n in expected}
+    return bool(words & {"+", "*", ".", "["})
 
 
 def _after_block_header(token, text) -> bool:
