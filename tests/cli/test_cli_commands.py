@@ -309,3 +309,16 @@ def test_cpu_option_cross_targets(cli, kernel_file, tmp_path):
     bad = cli("compile", kernel_file("vadd"), "--cpu", "no-such-cpu", "--emit", "obj",
               "-o", tmp_path / "x.o")
     assert bad.exit_code == 1 and "error[TL05" in bad.stderr
+
+
+def test_failed_compile_leaves_no_artifact(cli, kernel_file, tmp_path):
+    """An error leaves an existing output as it was and no temporary files beside it."""
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    so = out_dir / "v.so"
+    so.write_bytes(b"previous build")
+    bad = kernel_file("bad", kernels.VECTOR_ADD.replace("A_f[i] + B_f[i]", "A_f[i] + Q[i]"))
+    result = cli("compile", bad, "-o", so)
+    assert result.exit_code == 1
+    assert so.read_bytes() == b"previous build"
+    assert sorted(os.listdir(out_dir)) == ["v.so"]
