@@ -299,7 +299,7 @@ def test_empty_tensors(lib):
                 min_size=2, max_size=6))
 def test_overlap_sweep_matches_brute_force(raw):
     from tilelang.runtime.binding import _check_overlap
-    spans = [(start, size, f"T{i}", writes, None) for i, (start, size, writes) in enumerate(raw)]
+    spans = [(start, size, f"T{i}", writes) for i, (start, size, writes) in enumerate(raw)]
     expect = any(a[1] and b[1] and a[0] < b[0] + b[1] and b[0] < a[0] + a[1] and (a[3] or b[3])
                  for i, a in enumerate(spans) for b in spans[i + 1:])
     try:
@@ -308,3 +308,19 @@ def test_overlap_sweep_matches_brute_force(raw):
     except ValueError:
         got = True
     assert got == expect
+
+
+def test_overlap_with_many_tensors_uses_the_sweep():
+    from tilelang.runtime.binding import BindingPlan
+    from tilelang.runtime.manifest import parse
+    entry = {"name": "many", "symbols": ["N"], "workspaces": [],
+             "params": [{"name": f"T{i}", "kind": "tensor", "dtype": "float32",
+                         "shape": ["N"]} for i in range(5)]}
+    plan = BindingPlan(parse({"format": 1, "kernels": [entry]}, "test")["specs"][0])
+    assert plan._pairs is None                       # 10 pairs: sorted sweep instead
+    arrays = [np.zeros(8, np.float32) for _ in range(5)]
+    slots, _, _ = plan.bind(tuple(arrays))
+    assert slots[5] == 8                             # the symbol N after the 5 params
+    buf = np.zeros(12, np.float32)
+    with raises(ValueError, "'T1'", "'T4'", "overlap"):
+        plan.bind((arrays[0], buf[:8], arrays[2], arrays[3], buf[4:]))

@@ -10,14 +10,11 @@ from __future__ import annotations
 import ctypes
 import os
 
-from .binding import BindingPlan
+from .binding import BindingPlan, slots_type
 from .errors import ArtifactError
 from .launch import check_num_threads, launch
 from .manifest import KernelSpec, parse
 
-_ARGS_PTR = ctypes.POINTER(ctypes.c_int64)
-_BLOCKS_T = ctypes.CFUNCTYPE(None, _ARGS_PTR, ctypes.c_int64, ctypes.c_int64)
-_NUM_BLOCKS_T = ctypes.CFUNCTYPE(ctypes.c_int64, _ARGS_PTR)
 _MANIFEST_T = ctypes.CFUNCTYPE(ctypes.c_char_p)
 _UNSET = object()
 
@@ -34,8 +31,12 @@ class Kernel:
         self.spec = spec
         self.name = spec.name
         self._owner = owner                        # keeps the code mapped while we live
-        self._blocks = _BLOCKS_T(blocks_addr)
-        self._num_blocks = _NUM_BLOCKS_T(num_blocks_addr)
+        # Declared with the exact args-array type: ctypes then passes the array without
+        # converting it (the cheapest argument conversion it has).
+        args_t = slots_type(len(spec.params) + len(spec.symbols) + len(spec.workspaces))
+        i64 = ctypes.c_int64
+        self._blocks = ctypes.CFUNCTYPE(None, args_t, i64, i64)(blocks_addr)
+        self._num_blocks = ctypes.CFUNCTYPE(i64, args_t)(num_blocks_addr)
         # A library-wide default may not suit every kernel: checked at the first call.
         self._default_out_idx = out_idx
         self._num_threads = None if num_threads is None else check_num_threads(num_threads)

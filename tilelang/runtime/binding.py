@@ -19,8 +19,18 @@ from .scalars import scalar_step
 from .sizes import SizeExpr, show_env
 
 _ndarray = np.ndarray
+_SLOT_TYPES: dict = {}
 _c_char_from_buffer = ctypes.c_char.from_buffer
 _addressof = ctypes.addressof
+
+
+def slots_type(n: int):
+    """The ctypes array type of an `n`-slot args array: one type object per length, so
+    function prototypes declared with it accept every plan's arrays."""
+    t = _SLOT_TYPES.get(n)
+    if t is None:
+        t = _SLOT_TYPES[n] = ctypes.c_int64 * max(n, 1)
+    return t
 
 
 def numpy_name(dtype: str) -> str:
@@ -91,7 +101,7 @@ class BindingPlan:
         self._outputs = {spec.params[i].name for i in self.out_idx}
         n_params, n_syms = len(spec.params), len(spec.symbols)
         self.n_slots = n_params + n_syms + len(spec.workspaces)
-        self._array_type = ctypes.c_int64 * max(self.n_slots, 1)
+        self._array_type = slots_type(self.n_slots)
         self._sym_slot0 = n_params
         sym_index = {s: k for k, s in enumerate(spec.symbols)}
         binders: dict[int, str] = {}
@@ -105,6 +115,8 @@ class BindingPlan:
             else:
                 steps.append(scalar_step(p, i))
         self._steps = tuple(steps)
+        self._tensors = tuple(p for _, p in inputs if p.is_tensor)
+        self._pairs = _overlap_pairs(self._tensors)
         self._check_bound(sym_index, binders)
         self._int_scalars = tuple((p.name, i) for i, p in inputs
                                   if not p.is_tensor and not dtypes.is_float(p.dtype))
@@ -163,17 +175,24 @@ class BindingPlan:
             self._count_error(len(args))
         slots = self._array_type()
         syms = [0] * len(self.spec.symbols)
-        spans: list = []
+        arrays: list = []               # the input tensors as arrays, kept alive
+        starts: list = []               # and their addresses
         for step, a in zip(self._steps, args):
-            step(a, slots, syms, spans)
-        if len(spans) > 1:
-            _check_overlap(spans)
+            step(a, slots, syms, arrays, starts)
+        pairs = self._pairs
+        if pairs is not None:
+            for i, j in pairs:
+                si, sj = starts[i], starts[j]
+                if si < sj + arrays[j].nbytes and sj < si + arrays[i].nbytes:
+                    self._overlap_error(arrays, starts)
+        elif len(arrays) > 1:
+            self._sweep_overlap(arrays, starts)
         k = self._sym_slot0
         for v in syms:
             slots[k] = v
             k += 1
-        env = self._env(slots, syms, spans) if self._needs_env else None
-        keep = [spans]
+        env = self._env(slots, syms, arrays) if self._needs_env else None
+        keep = [arrays]
         for slot, dims, dt, name in self._workspaces:
             buf = _allocate(dims, dt, syms, env, name)
             slots[slot] = buf.ctypes.data
@@ -187,7 +206,7 @@ class BindingPlan:
             outs.append(buf)
         return slots, keep, outs[0] if self._single else tuple(outs)
 
-    def _env(self, slots, syms: list, spans: list) -> dict:
+    def _env(self, slots, syms: list, arrays: list) -> dict:
         """Names size expressions read (symbols, integer scalars, lets); checks the
         input dims given by expressions on the way."""
         env = dict(zip(self.spec.symbols, syms))
@@ -196,13 +215,26 @@ class BindingPlan:
         for name, expr in self.spec.lets:
             env[name] = expr.evaluate(env)
         for span_idx, i, expr, p in self._deferred:
-            got, want = spans[span_idx][4].shape[i], expr.evaluate(env)
+            got, want = arrays[span_idx].shape[i], expr.evaluate(env)
             if got != want:
                 raise LaunchValueError(
                     f"argument {p.name!r} expects shape {p.describe_shape()}: dimension {i} "
                     f"must be {expr.text} = {want} ({show_env(env, expr.names)}), got {got}",
                     codes.ARG_SHAPE, p.name)
         return env
+
+    # -- aliasing -----------------------------------------------------------------------
+
+    def _spans(self, arrays: list, starts: list) -> list:
+        return [(start, a.nbytes, p.name, p.access != "read")
+                for p, a, start in zip(self._tensors, arrays, starts)]
+
+    def _overlap_error(self, arrays: list, starts: list) -> None:
+        """A quick test saw two ranges touch; the exact check (sizes, access) decides."""
+        _check_pairs(self._spans(arrays, starts))
+
+    def _sweep_overlap(self, arrays: list, starts: list) -> None:
+        _check_overlap(self._spans(arrays, starts))
 
     # -- error paths --------------------------------------------------------------------
 
@@ -250,6 +282,17 @@ class BindingPlan:
 _MISSING = object()
 
 
+_MAX_PAIRS = 6      # beyond this many pairs, a sort-and-sweep is cheaper than all pairs
+
+
+def _overlap_pairs(tensors) -> tuple | None:
+    """Index pairs of tensors that must not overlap (at least one may be written), or
+    None when there are too many to test one by one."""
+    pairs = tuple((i, j) for i in range(len(tensors)) for j in range(i + 1, len(tensors))
+                  if tensors[i].access != "read" or tensors[j].access != "read")
+    return pairs if len(pairs) <= _MAX_PAIRS else None
+
+
 def _check_overlap(spans: list) -> None:
     """Tensor arguments are noalias in the generated code: reject any two whose bytes
     overlap unless both are only read. A sweep in address order finds whether any
@@ -270,12 +313,12 @@ def _start(span) -> int:
 def _check_pairs(spans: list) -> None:
     n = len(spans)
     for i in range(n):
-        a0, size_a, name_a, w_a, _ = spans[i]
+        a0, size_a, name_a, w_a = spans[i]
         if not size_a:
             continue
         a1 = a0 + size_a
         for j in range(i + 1, n):
-            b0, size_b, name_b, w_b, _ = spans[j]
+            b0, size_b, name_b, w_b = spans[j]
             if size_b and b0 < a1 and a0 < b0 + size_b and (w_a or w_b):
                 raise LaunchValueError(
                     f"arguments {name_a!r} and {name_b!r} overlap in memory; the kernel "
@@ -324,7 +367,7 @@ def _tensor_step(p: ParamSpec, slot: int, sym_index: dict, binders: dict, deferr
     consts, binds, checks = tuple(consts), tuple(binds), tuple(checks)
     addr_of = _addr_fast if dt.type.__module__.startswith("numpy") else _addr_slow
 
-    def step(a, slots, syms, spans):
+    def step(a, slots, syms, arrays, starts):
         if type(a) is not _ndarray:
             a = to_array(a, p)
         if a.dtype is not dt and a.dtype != dt:
@@ -357,7 +400,8 @@ def _tensor_step(p: ParamSpec, slot: int, sym_index: dict, binders: dict, deferr
                                    codes.ARG_READONLY, name)
         addr = addr_of(a)
         slots[slot] = addr
-        spans.append((addr, a.nbytes, name, writes, a))
+        arrays.append(a)
+        starts.append(addr)
 
     return step
 

@@ -26,7 +26,7 @@ def scalar_step(p: ParamSpec, slot: int):
     else:
         convert = _int_converter(p)
 
-    def step(a, slots, syms, spans):
+    def step(a, slots, syms, arrays, starts):
         slots[slot] = convert(a)
 
     return step
