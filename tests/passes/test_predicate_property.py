@@ -30,10 +30,10 @@ def _py(e, env):
 
 
 def index_exprs():
-    leaves = st.one_of(st.sampled_from([i, bx]), st.integers(-3, 12).map(c))
+    leaves = st.one_of(st.sampled_from([i, bx]), st.integers(-2, 4).map(c))
 
     def extend(inner):
-        const = st.integers(1, 5).map(c)
+        const = st.integers(1, 3).map(c)
         return st.one_of(
             st.tuples(st.sampled_from(["+", "-", "min", "max"]), inner, inner)
               .map(lambda t: Binary(t[0], t[1], t[2], "int32")),
@@ -51,9 +51,9 @@ def build(store_idx, load_idx, n_a, n_b, extent, grid, symbolic) -> Module:
     return module(func)
 
 
-@settings(max_examples=50, deadline=None)
-@given(store_idx=index_exprs(), load_idx=index_exprs(), n_a=st.integers(1, 9),
-       n_b=st.integers(1, 9), extent=st.integers(1, 6), grid=st.integers(1, 3),
+@settings(max_examples=100, deadline=None)
+@given(store_idx=index_exprs(), load_idx=index_exprs(), n_a=st.integers(1, 8),
+       n_b=st.integers(1, 8), extent=st.integers(1, 6), grid=st.integers(1, 4),
        symbolic=st.booleans())
 def test_predicated_accesses_stay_inside_and_follow_copy_semantics(
         store_idx, load_idx, n_a, n_b, extent, grid, symbolic):
