@@ -244,3 +244,26 @@ def test_spans_point_at_source():
     (store,) = stmts(body_of("A[bx, 0] = 1.0"))
     assert (store.span.file, store.span.line, store.span.col) == ("t.tl", 9, 9)
     assert store.value.span.col == 20
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("x + 2 * 3 - 1", "x + 6 - 1"),
+    ("(x + 2) * 3", "(x + 2) * 3"),
+    ("x - (2 - x)", "x - (2 - x)"),
+    ("x // 2 % 3 * 4", "x // 2 % 3 * 4"),
+    ("not x < 1 and x > 0 or x == 5", "not x < 1 and x > 0 or x == 5"),
+    ("not (x < 1 and x > 0)", "not (x < 1 and x > 0)"),
+    ("x < 1 or x > 2 and x != 3", "x < 1 or x > 2 and x != 3"),
+    ("(x < 1 or x > 2) and x != 3", "(x < 1 or x > 2) and x != 3"),
+    ("-x * -2 + -(x)", "-x * -2 + -x"),
+])
+def test_operator_precedence_round_trips(text, expected):
+    from tilelang.ir.printer import print_node
+    (let,) = stmts(body_of(f"y = {text}"))
+    assert print_node(let.value) == expected
+
+
+def test_not_after_an_operator_needs_parentheses():
+    with pytest.raises(TileLangError) as info:
+        body_of("y = x == not x")
+    assert info.value.code == "TL0001" and "`not` cannot follow" in str(info.value)

@@ -121,50 +121,15 @@ class ExprMixin:
                    "supported", span, "unsupported", help="only `T.<name>` is available")
 
     # ------------------------------------------------------------------ operators
-    def _e_arith(self, tree):
-        return self._left_assoc(tree)
-
-    _e_term = _e_arith
-
-    def _left_assoc(self, tree):
-        kids = tree.children
-        value = self.eval(kids[0])
-        first = self.spans.of(kids[0])
-        for i in range(1, len(kids), 2):
-            op_tok, rhs_tree = kids[i], kids[i + 1]
-            rhs = self.eval(rhs_tree)
-            span = join(first, self.spans.of(rhs_tree))
-            value = self.binop(str(op_tok), value, rhs, span, self.spans.of(op_tok))
+    def _e_test(self, tree):
+        """A flat operator sequence (see the grammar), read by precedence climbing."""
+        reader = _OpReader(self, tree.children)
+        value, _ = reader.expr(1)
+        if reader.pos != len(reader.items):
+            tok = reader.items[reader.pos]
+            raise fail(CS.UNEXPECTED_TOKEN, f"unexpected `{tok}`", self.spans.of(tok),
+                       "unexpected here")
         return value
-
-    def _e_or_test(self, tree):
-        return self._logic("or", tree)
-
-    def _e_and_test(self, tree):
-        return self._logic("and", tree)
-
-    def _logic(self, op, tree):
-        kids = tree.children
-        value = self.eval(kids[0])
-        first = self.spans.of(kids[0])
-        for rhs_tree in kids[1:]:
-            span = join(first, self.spans.of(rhs_tree))
-            value = self.binop(op, value, self.eval(rhs_tree), span, span)
-        return value
-
-    def _e_comparison(self, tree):
-        kids = tree.children
-        operands = [self.eval(kids[i]) for i in range(0, len(kids), 2)]
-        spans = [self.spans.of(kids[i]) for i in range(0, len(kids), 2)]
-        result = None
-        for k in range(len(operands) - 1):
-            op_tok = kids[2 * k + 1]
-            cmp = self.binop(str(op_tok), operands[k], operands[k + 1],
-                             join(spans[k], spans[k + 1]), self.spans.of(op_tok))
-            # a < b < c means (a < b) and (b < c), as in Python
-            result = cmp if result is None else self.binop(
-                "and", result, cmp, join(spans[0], spans[k + 1]), self.spans.of(op_tok))
-        return result
 
     def binop(self, op, a, b, span, op_span):
         if isinstance(a, Lit) and isinstance(b, Lit):
@@ -209,9 +174,7 @@ class ExprMixin:
         except ZeroDivisionError:
             raise fail(CT.BAD_OPERAND, "division by zero", span, "divides by zero") from None
 
-    def _e_not_op(self, tree):
-        v = self.eval(tree.children[0])
-        span = self.spans.of(tree)
+    def not_value(self, v, span):
         if isinstance(v, Lit) and v.kind == "bool":
             return Lit(not v.value, span)
         e = as_expr(v)
@@ -282,6 +245,74 @@ class ExprMixin:
         from .intrinsics import call_value
         callee = self.eval(tree.children[0])
         return call_value(self, callee, tree)
+
+
+_PREC = {"or": 1, "and": 2, "+": 6, "-": 6, "*": 7, "/": 7, "//": 7, "%": 7}
+_NOT_PREC, _CMP_PREC = 3, 4
+
+
+class _OpReader:
+    """Python precedence over [not* operand (op not* operand)*]: or < and < not <
+    comparisons (chained: a < b < c is a < b and b < c) < + - < * / // %."""
+
+    def __init__(self, builder, items):
+        self.b = builder
+        self.items = items
+        self.pos = 0
+
+    def _peek_op(self):
+        if self.pos < len(self.items):
+            item = self.items[self.pos]
+            if isinstance(item, Token) and item.type != "NOT":
+                return item
+        return None
+
+    def _prec(self, tok) -> int:
+        return _CMP_PREC if tok.type == "COMP_OP" else _PREC[str(tok)]
+
+    def expr(self, min_prec):
+        """(value, span) of the longest expression whose operators bind at least as
+        tightly as `min_prec`."""
+        lhs, span = self._prefix(min_prec)
+        while True:
+            tok = self._peek_op()
+            if tok is None or self._prec(tok) < min_prec:
+                return lhs, span
+            if tok.type == "COMP_OP":
+                lhs, span = self._comparisons(lhs, span)
+                continue
+            self.pos += 1
+            prec = self._prec(tok)
+            rhs, rspan = self.expr(prec + 1)
+            span = join(span, rspan)
+            lhs = self.b.binop(str(tok), lhs, rhs, span,
+                               span if prec <= 2 else self.b.spans.of(tok))
+
+    def _prefix(self, min_prec):
+        item = self.items[self.pos]
+        if isinstance(item, Token) and item.type == "NOT":
+            if min_prec > _NOT_PREC:
+                raise fail(CS.UNEXPECTED_TOKEN, "`not` cannot follow this operator here",
+                           self.b.spans.of(item), "needs parentheses",
+                           help="write the negation in parentheses: `(not x)`")
+            self.pos += 1
+            operand, ospan = self.expr(_CMP_PREC)
+            span = join(self.b.spans.of(item), ospan)
+            return self.b.not_value(operand, span), span
+        self.pos += 1
+        return self.b.eval(item), self.b.spans.of(item)
+
+    def _comparisons(self, lhs, span):
+        """a < b < c is (a < b) and (b < c), as in Python."""
+        first, result, left, lspan = span, None, lhs, span
+        while (tok := self._peek_op()) is not None and tok.type == "COMP_OP":
+            self.pos += 1
+            right, rspan = self.expr(_CMP_PREC + 1)
+            cmp = self.b.binop(str(tok), left, right, join(lspan, rspan), self.b.spans.of(tok))
+            result = cmp if result is None else self.b.binop(
+                "and", result, cmp, join(first, rspan), self.b.spans.of(tok))
+            left, lspan, span = right, rspan, join(first, rspan)
+        return result, span
 
 
 def _shape_text(buf: Buffer) -> str:
