@@ -1,8 +1,6 @@
 """Fixtures of the CLI tests: a private cache directory and the fixture kernels on disk."""
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -12,7 +10,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 sys.path.insert(0, str(HERE))
 
-import kernels  # noqa: E402
+import cli_kernels as kernels  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -49,17 +47,3 @@ def cli():
     def invoke(*args, input=None):
         return runner.invoke(main, [str(a) for a in args], input=input, catch_exceptions=True)
     return invoke
-
-
-def tilec_binary() -> str:
-    """The installed console script (beside the interpreter running the tests)."""
-    candidate = Path(sys.executable).with_name("tilec")
-    return str(candidate) if candidate.exists() else "tilec"
-
-
-def run_python(code: str, env_extra: dict | None = None, cwd=None, timeout=300):
-    """Run `code` in a fresh interpreter; returns the CompletedProcess (text mode)."""
-    env = dict(os.environ)
-    env.update(env_extra or {})
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          env=env, cwd=cwd, timeout=timeout)

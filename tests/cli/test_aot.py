@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from conftest import run_python, tilec_binary
+from cli_support import run_python, tilec_binary
 
 # Any import of the compiler (or its dependencies) fails in the child process.
 BLOCKER = """

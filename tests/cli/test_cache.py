@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-import kernels
-from conftest import run_python
+import cli_kernels as kernels
+from cli_support import run_python
 
 # A fresh process compiles (or loads) vadd from a file, checks it, and reports whether the
 # compiler's heavy dependencies were imported.

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-import kernels
+import cli_kernels as kernels
 
 
 def assert_no_traceback(result):

@@ -9,7 +9,7 @@ import tempfile
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-import kernels
+import cli_kernels as kernels
 
 TOKEN = re.compile(r"[A-Za-z_]\w*|\d+(?:\.\d*)?|\s+|.", re.S)
 OPS = ("drop_token", "dup_token", "swap_tokens", "drop_line", "dup_line", "swap_lines")
