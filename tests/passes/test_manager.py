@@ -72,6 +72,21 @@ def test_crashing_pass_writes_reproducer_and_raises_internal_error(tmp_path):
     assert "broken" in str(info.value) and path in str(info.value)
     text = open(path).read()
     assert "IR before pass `broken`" in text and "KeyError" in text
+    # The reproducer is .tl text: it parses back to the IR the failing pass was given.
+    from tilelang.frontend import parse_module
+    assert parse_module(text, path) == pipeline("cpu")[0](small_module())
+
+
+def test_internal_error_inside_a_pass_is_not_reworded_twice(tmp_path):
+    def confused(mod):
+        raise InternalError("lowering met a region it cannot pair")
+    with pytest.raises(InternalError) as info:
+        PassManager([Pass("confused", confused, "")], dump_dir=str(tmp_path)).run(
+            small_module())
+    text = str(info.value)
+    assert text.count("internal compiler error") == 1
+    assert "pass `confused` failed: lowering met a region" in text
+    assert os.path.exists(info.value.reproducer)
 
 
 def test_reproducer_goes_to_a_temp_dir_without_dump_dir():

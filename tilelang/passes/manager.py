@@ -113,7 +113,7 @@ class PassManager:
                 raise
             except Exception as exc:    # a bug in the pass: keep what reproduces it
                 path = self._reproducer(index, p, before, exc)
-                raise InternalError(f"pass `{p.name}` crashed: {type(exc).__name__}: {exc}",
+                raise InternalError(f"pass `{p.name}` failed: {_describe(exc)}",
                                     reproducer=path) from exc
             self.timings.append((p.name, time.perf_counter() - start))
             if not isinstance(module, Module):
@@ -169,6 +169,15 @@ class PassManager:
             return path
         except OSError:
             return None
+
+
+def _describe(exc: Exception) -> str:
+    """The exception in one phrase; an InternalError already says it is one."""
+    text = str(exc)
+    prefix = "internal compiler error: "
+    if isinstance(exc, InternalError) and text.startswith(prefix):
+        return text[len(prefix):]
+    return f"{type(exc).__name__}: {text}"
 
 
 def _dump_set(dump_after) -> frozenset:
