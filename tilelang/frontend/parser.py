@@ -122,17 +122,24 @@ _indenter: TLIndenter | None = None
 
 
 def _cache_path(grammar: str) -> str | bool:
-    """A cache file under the user cache dir, or False when that is not writable."""
+    """The grammar-analysis cache under the user cache dir (its own folder, apart from
+    the kernel cache), or False when that is not writable. Files of older grammars
+    are removed when a new one is first written."""
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     digest = hashlib.sha256(grammar.encode()).hexdigest()[:16]
-    directory = os.path.join(base, "tilelang")
+    directory = os.path.join(base, "tilelang", "grammar")
+    path = os.path.join(directory, f"grammar-{digest}.lark.cache")
     try:
         os.makedirs(directory, exist_ok=True)
         if not os.access(directory, os.W_OK):
             return False
+        if not os.path.exists(path):
+            for old in os.listdir(directory):
+                if old.startswith("grammar-") and old.endswith(".lark.cache"):
+                    os.remove(os.path.join(directory, old))
     except OSError:
         return False
-    return os.path.join(directory, f"grammar-{digest}.lark.cache")
+    return path
 
 
 def _get_parser() -> tuple[Lark, TLIndenter]:
