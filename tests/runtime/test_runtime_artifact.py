@@ -13,6 +13,8 @@ import pytest
 from tilelang.runtime.artifact import Library, load
 from tilelang.runtime.errors import ArtifactError
 
+from runtime_isolation import BLOCKER
+
 
 def test_library_api(lib, libpath):
     assert lib.path == libpath
@@ -131,24 +133,11 @@ def test_missing_kernel_symbol(build_lib):
         load(path)
 
 
-_BLOCKER = textwrap.dedent("""
-    import sys
-    BLOCKED = ("llvmlite", "lark", "tilelang.ir", "tilelang.frontend", "tilelang.passes",
-               "tilelang.codegen", "tilelang.driver", "tilelang.decorators")
-
-    class Blocker:
-        def find_spec(self, name, path=None, target=None):
-            if any(name == b or name.startswith(b + ".") for b in BLOCKED):
-                raise ImportError(f"blocked in this test: {name}")
-            return None
-
-    sys.meta_path.insert(0, Blocker())
-""")
 
 
 def test_runtime_is_compiler_free(libpath, tmp_path):
     """Load and run a library, use the cache, with the compiler unimportable."""
-    script = _BLOCKER + textwrap.dedent(f"""
+    script = BLOCKER + textwrap.dedent(f"""
         import numpy as np
         import tilelang
         from tilelang.runtime.artifact import load
