@@ -75,6 +75,12 @@ def test_constants_argument_overrides_globals():
     assert func.body.stmts[0].body.stmts[0].buffer.shape == (Const(32, "int32"),)
 
 
+def test_constants_given_as_command_line_text():
+    func = parse_function(P.vec_scale, constants={"BLOCK": "16", "DTYPE": "bf16"}).funcs[0]
+    alloc = func.body.stmts[0].body.stmts[0]
+    assert alloc.buffer.shape == (Const(16, "int32"),) and alloc.buffer.dtype == "bfloat16"
+
+
 def test_python_object_in_kernel_is_a_diagnostic():
     table = {"a": 1}
 

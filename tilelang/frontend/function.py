@@ -31,6 +31,7 @@ class FunctionBuilder(ExprMixin, StmtMixin, LoopMixin, TileOpMixin):
         self.kernel_node = None
         self.nesting = 0
         self.macro_stack: list[str] = []
+        self.overrides: set[str] = set()      # names given by `constants` (parse_function)
 
     # ------------------------------------------------------------------ names
     def fresh(self, name: str) -> str:
@@ -88,13 +89,21 @@ class FunctionBuilder(ExprMixin, StmtMixin, LoopMixin, TileOpMixin):
         if default is not None:
             raise fail(C3.BAD_FUNCTION, f"kernel parameter `{name}` cannot have a default",
                        self.spans.of(default), "default value")
-        if name in annotations and ann_tree is not None:
+        if name in annotations and ann_tree is not None and not self._overridden(ann_tree):
             return self._param_from_python(name, annotations[name], span, ann_tree)
         if ann_tree is None:
             raise fail(CT.BAD_PARAM_TYPE, f"parameter `{name}` has no type annotation", span,
                        "annotation missing",
                        help=f'write `{name}: T.Tensor((M, N), "float32")` or `{name}: T.int32`')
         return self._param_from_tree(name, ann_tree, span)
+
+    def _overridden(self, ann_tree) -> bool:
+        """An annotation that mentions an overridden constant is evaluated from the
+        source (Python evaluated it with the original value)."""
+        if not self.overrides or not isinstance(ann_tree, Tree):
+            return False
+        return any(str(tok) in self.overrides for tok in ann_tree.scan_values(
+            lambda t: getattr(t, "type", None) == "NAME"))
 
     def _param_from_tree(self, name, ann, span):
         if isinstance(ann, Tree) and ann.data == "call":

@@ -53,6 +53,10 @@ class _PyGlobals:
         self.loader = loader
 
     def __call__(self, name):
+        if name in self.constants and isinstance(self.constants[name], str):
+            # text from the command line (-D BLOCK=64): a number, bool or dtype
+            from .module import parse_define
+            return parse_define(name, self.constants[name])
         for space in (self.constants, self.nonlocals, self.func.__globals__):
             if name in space:
                 return python_value(space[name], self.loader)
@@ -105,6 +109,7 @@ def build_function(pyfunc, constants=None) -> Module:
             raise Fail(Diagnostic(C3.BAD_FUNCTION, f"cannot read the source of "
                                   f"{getattr(func, '__qualname__', func)!s}: {err}")) from None
         builder = FunctionBuilder(loader.globals_for(func, constants), spans)
+        builder.overrides = set(constants or {})
         annotations = dict(getattr(func, "__annotations__", {}) or {})
         prim = builder.build(funcdef, annotations)
         return Module((prim,), span=prim.span)
