@@ -356,3 +356,28 @@ def test_lowering_avoids_every_name_in_the_function():
                 for i_1 in T.Parallel(4):
                     j[i_1] = i[i_1]
     """)
+
+
+def test_predicate_keeps_guards_that_read_memory_inside_the_loop():
+    """`n` changes inside the loop, so neither the user's `if` nor hoisting may stand in
+    for the per-iteration guard on C[n]."""
+    check(predicate, """
+        @T.prim_func
+        def kern(C: T.Tensor((4,), "float32")):
+            with T.Kernel(1, threads=1) as bx:
+                n = T.alloc_var("int32", init=2)
+                for j in range(4):
+                    if n < 4:
+                        n = n + 1
+                        C[n] = 1.0
+    """, """
+        @T.prim_func
+        def kern(C: T.Tensor((4,), "float32")):
+            with T.Kernel(1, threads=1) as bx:
+                n = T.alloc_var("int32", init=2)
+                for j in range(4):
+                    if n < 4:
+                        n = n + 1
+                        if n >= 0 and n < 4:
+                            C[n] = 1.0
+    """)

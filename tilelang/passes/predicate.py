@@ -139,7 +139,9 @@ class _Guard:
 
     def s_If(self, s: If, env: dict, implied: frozenset) -> Stmt:
         cond = self.expr(s.cond, env, implied)
-        then = self.stmt(s.then_body, env, implied | frozenset(conjuncts(cond)))
+        # Memory may change inside the body, so only load-free facts stay true there.
+        facts = frozenset(c for c in conjuncts(cond) if _load_free(c))
+        then = self.stmt(s.then_body, env, implied | facts)
         other = None if s.else_body is None else self.stmt(s.else_body, env, implied)
         return replace(s, cond=cond, then_body=then, else_body=other)
 
@@ -160,7 +162,8 @@ class _Guard:
 
 
 def _hoist(loop: For) -> Stmt:
-    """For(v, If(a and b, S)) -> If(a, For(v, If(b, S))) when `a` does not mention v.
+    """For(v, If(a and b, S)) -> If(a, For(v, If(b, S))) when `a` does not mention v
+    and reads no memory.
 
     Only a guard that is the loop's whole body is hoisted: then no statement of the loop
     runs without it, and skipping the loop when `a` is false changes nothing."""
@@ -172,11 +175,17 @@ def _hoist(loop: For) -> Stmt:
     outer, inner = [], []
     for c in conjuncts(body.cond):
         uses = {n.name for n in walk(c) if isinstance(n, Var)}
-        (inner if loop.var.name in uses else outer).append(c)
+        # A load may read what the loop writes: such a guard must stay per iteration.
+        invariant = loop.var.name not in uses and _load_free(c)
+        (outer if invariant else inner).append(c)
     if not outer:
         return loop
     new_body = body.then_body if not inner else replace(body, cond=conjoin(inner, body.span))
     return If(conjoin(outer, body.span), replace(loop, body=new_body), span=body.span)
+
+
+def _load_free(e: Expr) -> bool:
+    return not any(isinstance(n, Load) for n in walk(e))
 
 
 __all__ = ["predicate", "conjuncts", "conjoin"]
