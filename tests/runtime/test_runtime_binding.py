@@ -80,6 +80,10 @@ def test_out_idx_bad_values(lib):
         lib.axpy2d(f32(2, 2), np.zeros(2), 1.0, 1, out_idx=[2])
     with raises(TypeError, "out_idx"):
         lib.vadd(a, a, out_idx=["C"])
+    with raises(TypeError, "out_idx must be an int or a list of ints"):
+        lib.vadd(a, a, out_idx={"C": 2})
+    with raises(TypeError, "out_idx must be an int or a list of ints"):
+        lib.vadd(a, a, out_idx=2.0)
 
 
 def test_output_passed_by_keyword_with_out_idx(lib):

@@ -78,7 +78,10 @@ class Kernel:
                 self._plan = BindingPlan(self.spec, self._default_out_idx)
             return self._plan
         key = tuple(out_idx) if isinstance(out_idx, (list, tuple)) else out_idx
-        plan = self._plans.get(key)
+        try:
+            plan = self._plans.get(key)
+        except TypeError:                          # unhashable: let the plan say why
+            return BindingPlan(self.spec, out_idx)
         if plan is None:
             plan = self._plans[key] = BindingPlan(self.spec, out_idx)
         return plan

@@ -62,12 +62,13 @@ def normalize_out_idx(spec: KernelSpec, out_idx) -> tuple:
     """`out_idx` as a tuple of non-negative parameter indices (negative count from the end)."""
     if out_idx is None:
         return ()
-    items = [out_idx] if isinstance(out_idx, int) else out_idx
-    try:
-        items = list(items)
-    except TypeError:
+    if isinstance(out_idx, numbers.Integral) and not isinstance(out_idx, bool):
+        items = [out_idx]
+    elif isinstance(out_idx, (list, tuple)):
+        items = list(out_idx)
+    else:
         raise LaunchTypeError(f"out_idx must be an int or a list of ints, got {out_idx!r}",
-                              codes.BAD_OPTION) from None
+                              codes.BAD_OPTION)
     n = len(spec.params)
     result = []
     for i in items:
