@@ -11,6 +11,8 @@ from tilelang.ir.printer import print_module
 
 from . import pykernels as P
 
+DTYPE = "float32"
+
 
 def _line_of(func, text):
     lines, start = inspect.getsourcelines(func)
@@ -76,9 +78,22 @@ def test_constants_argument_overrides_globals():
 
 
 def test_constants_given_as_command_line_text():
-    func = parse_function(P.vec_scale, constants={"BLOCK": "16", "DTYPE": "bf16"}).funcs[0]
+    with pytest.raises(TileLangError) as info:        # alpha stays float32: now mixed
+        parse_function(P.vec_scale, constants={"BLOCK": "16", "DTYPE": "bf16"})
+    assert info.value.code == "TL0201"
+    func = parse_function(P.vec_scale, constants={"BLOCK": "16", "DTYPE": "float"}).funcs[0]
     alloc = func.body.stmts[0].body.stmts[0]
-    assert alloc.buffer.shape == (Const(16, "int32"),) and alloc.buffer.dtype == "bfloat16"
+    assert alloc.buffer.shape == (Const(16, "int32"),) and alloc.buffer.dtype == "float32"
+    assert func.params[0].dtype == "float32"
+
+    def bf16_kernel():
+        @T.prim_func
+        def k(A: T.Tensor((4,), DTYPE)):
+            with T.Kernel(1) as bx:
+                A[0] = A[1]
+        return k
+    func = parse_function(bf16_kernel(), constants={"DTYPE": "bf16"}).funcs[0]
+    assert func.params[0].dtype == "bfloat16"      # the annotation follows the override
 
 
 def test_python_object_in_kernel_is_a_diagnostic():
