@@ -220,3 +220,16 @@ def test_dce_keeps_global_workspace_allocs():
     out = dce(module(func))
     assert out.funcs[0].body.stmts[0] == Alloc(W)
 
+
+
+def test_let_snapshot_of_memory_does_not_cancel_a_later_load():
+    """x = n; n += 1; A[x - n + 1]: the two loads of n differ, so no proof from x - n."""
+    n = tensor("n", (), "int32", scope="var")
+    A = tensor("A", (1,))
+    x = Var("x")
+    idx = add(Binary("-", x, Load(n, (), "int32"), "int32"), c(1))
+    stmts = [Alloc(n, c(0)), Let(x, Load(n, (), "int32")),
+             Store(n, (), add(Load(n, (), "int32"), c(1))),
+             Store(A, (idx,), Const(1.0, "float32"))]
+    out = run(predicate, (A,), (c(1),), stmts)
+    assert isinstance(out[-1], If)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .. import dtypes
-from ..ir import Expr, Const, Var, Binary, Cast
+from ..ir import Expr, Const, Var, Binary, Cast, Load, walk
 
 
 @dataclass(frozen=True)
@@ -196,8 +196,19 @@ def _const_of(iv: Interval) -> int | None:
 
 def loop_interval(bounds: Bounds, env: dict, start: Expr, extent: Expr) -> Interval:
     """The values of a loop variable running from `start` for `extent` iterations."""
-    lo, _ = bounds.interval(env, start)
-    _, s_hi = bounds.interval(env, start)
+    lo, s_hi = bounds.interval(env, start)
     _, e_hi = bounds.interval(env, extent)
     hi = None if s_hi is None or e_hi is None else s_hi + e_hi - Lin(1)
-    return lo, hi
+    return snapshot((lo, hi))
+
+
+def snapshot(iv: Interval) -> Interval:
+    """An interval to remember for a variable (a let, a loop variable). A bound that
+    mentions a load is dropped: memory may change before the variable is used, and two
+    loads of one location must not cancel out across that change."""
+    return tuple(None if b is None or any(_reads_memory(a) for a, _ in b.terms) else b
+                 for b in iv)
+
+
+def _reads_memory(e: Expr) -> bool:
+    return any(isinstance(n, Load) for n in walk(e))

@@ -21,7 +21,7 @@ from dataclasses import replace
 
 from ..ir import (Expr, Const, Var, Binary, Cast, Select, Load, Stmt, Seq, Let, Alloc, For, If,
                   Kernel, Module, PrimFunc, Buffer, walk)
-from .bounds import Bounds, loop_interval
+from .bounds import Bounds, loop_interval, snapshot
 from .canon import canonicalize
 from .fold import zero
 from .local_bounds import check_local_bounds
@@ -120,7 +120,7 @@ class _Guard:
 
     def s_Let(self, s: Let, env: dict, implied: frozenset) -> Stmt:
         value = self.expr(s.value, env, implied)
-        env[s.var.name] = self.bounds.interval(env, value)
+        env[s.var.name] = snapshot(self.bounds.interval(env, value))
         return replace(s, value=value)
 
     def s_Alloc(self, s: Alloc, env: dict, implied: frozenset) -> Stmt:
