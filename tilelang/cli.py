@@ -18,6 +18,7 @@ import click
 
 from . import __version__
 from .diagnostics import Diagnostic, InternalError, TileLangError, render_json
+from .driver.emit import KINDS      # light: the driver loads lark / llvmlite only when used
 
 EXIT_USER, EXIT_INTERNAL = 1, 3
 
@@ -155,7 +156,7 @@ def main():
 @main.command()
 @source_options
 @click.option("-o", "--output", default=None, help="Output file (text kinds: stdout if absent).")
-@click.option("--emit", type=click.Choice(["ir", "llvm", "asm", "obj", "so"]), default="so",
+@click.option("--emit", type=click.Choice(KINDS), default="so",
               show_default=True, help="What to write; `so` also writes OUT's `.h` header.")
 @click.option("-O", "opt", type=click.IntRange(0, 3), default=3, show_default=True,
               help="Optimisation level, -O0 .. -O3.")
@@ -219,11 +220,11 @@ def ir(file, kernel, defines, target, error_format, after):
 @guarded
 def run(file, kernel, defines, target, error_format, shapes, scalar_args, repeat, opt):
     """Run a kernel of FILE.tl on random inputs; print its time, GB/s and GFLOP/s."""
-    from .driver import build_module, parse
-    from .driver import bench
+    from .driver import bench, build_module, parse
+    from .driver.stages import only_kernel
     options = _options(defines=defines, target=target, opt=opt, kernel=kernel)
     text, name = _read(file)
-    func = bench.only_kernel(parse(text, name, options))
+    func = only_kernel(parse(text, name, options))
     sizes = bench.parse_assignments(shapes, "size")
     scalars = bench.parse_assignments(scalar_args, "argument")
     library = build_module(_module_of(func), options, label=name)

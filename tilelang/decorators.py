@@ -68,11 +68,8 @@ class KernelFunction:
         return self._func().name
 
     def _func(self):
-        funcs = self.module().funcs
-        if len(funcs) != 1:
-            from .driver.bench import only_kernel
-            only_kernel(self.module())
-        return funcs[0]
+        from .driver.stages import only_kernel
+        return only_kernel(self.module())
 
     def library(self):
         """The runtime `Library` (compiled through the disk cache on first use)."""

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from .. import dtypes
 from ..diagnostics import Diagnostic, TileLangError
-from ..diagnostics.codes_driver import AMBIGUOUS_KERNEL, BAD_ARG, MISSING_SIZE
+from ..diagnostics.codes_driver import BAD_ARG, MISSING_SIZE
 from ..ir import nodes as ir
 from .evaluate import NotConstant, evaluate, gemm_flops
 
@@ -42,15 +42,6 @@ class RunReport:
         elif self.flops is None:
             out.append("  compute  (not counted: a loop around T.gemm depends on tensor data)")
         return out
-
-
-def only_kernel(module):
-    if len(module.funcs) != 1:
-        names = ", ".join(f.name for f in module.funcs)
-        raise TileLangError(Diagnostic(AMBIGUOUS_KERNEL,
-                                       f"the file defines {len(module.funcs)} kernels: {names}",
-                                       help="pick one with `-k KERNEL`"))
-    return module.funcs[0]
 
 
 def parse_assignments(text_items, what: str) -> dict:

@@ -13,8 +13,7 @@ import time
 
 from . import keys, log, paths, stages, store
 from .host import resolve_target
-
-SO_NAME = "kernel.so"
+from .store import SO_NAME
 
 
 def build_source(text: str, filename: str, options, out_idx=None):

@@ -32,6 +32,8 @@ class Options:
 
 def make_options(*, defines=None, target="cpu", opt=3, kernel=None, cpu=None, features=None,
                  dump_after=(), dump_dir=None, verify_each=False) -> Options:
+    if target == "auto":            # TileLang's spelling for "the machine we are on"
+        target = "cpu"
     check_target(target)
     if opt not in (0, 1, 2, 3):
         raise TileLangError(Diagnostic("TL0706", f"optimisation level must be 0..3, not {opt!r}"))

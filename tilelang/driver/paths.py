@@ -5,15 +5,16 @@ import os
 
 
 def cache_dir() -> str:
-    """`TILELANG_CACHE_DIR`, default `~/.cache/tilelang` (DESIGN §7)."""
-    env = os.environ.get("TILELANG_CACHE_DIR")
-    if env:
-        return os.path.abspath(os.path.expanduser(env))
-    return os.path.join(os.path.expanduser("~"), ".cache", "tilelang")
+    """`TILELANG_CACHE_DIR`, default `~/.cache/tilelang` (DESIGN §7), as the runtime's
+    cache reads it (one definition of the environment variables)."""
+    from ..runtime.cache import default_dir
+    return os.path.abspath(os.path.expanduser(default_dir()))
 
 
 def cache_disabled() -> bool:
-    return os.environ.get("TILELANG_DISABLE_CACHE", "") not in ("", "0", "false", "False")
+    """`TILELANG_DISABLE_CACHE=1` (or true / yes / on)."""
+    from ..runtime.cache import disabled_by_env
+    return disabled_by_env()
 
 
 def atomic_write(path: str, data: bytes, mode: int = 0o644, make_dirs: bool = True) -> None:
@@ -33,11 +34,6 @@ def atomic_write(path: str, data: bytes, mode: int = 0o644, make_dirs: bool = Tr
     except BaseException:
         _unlink_quietly(tmp)
         raise
-
-
-def atomic_copy(src: str, dst: str, mode: int = 0o644) -> None:
-    with open(src, "rb") as f:
-        atomic_write(dst, f.read(), mode)
 
 
 def _unlink_quietly(path: str) -> None:

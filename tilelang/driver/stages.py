@@ -6,7 +6,7 @@ start served from the cache) loads neither lark nor llvmlite.
 from __future__ import annotations
 
 from ..diagnostics import Diagnostic, TileLangError
-from ..diagnostics.codes_driver import UNKNOWN_KERNEL, UNKNOWN_PASS
+from ..diagnostics.codes_driver import AMBIGUOUS_KERNEL, UNKNOWN_KERNEL, UNKNOWN_PASS
 
 PARSE_STAGE = "parse"      # the IR straight from the frontend, before any pass
 
@@ -34,6 +34,16 @@ def select_kernel(module, kernel: str | None):
             notes=[f"kernels defined: {', '.join(names) if names else '(none)'}"]))
     from dataclasses import replace
     return replace(module, funcs=tuple(f for f in module.funcs if f.name == kernel))
+
+
+def only_kernel(module):
+    """The module's one kernel; several are a user error asking for `-k` / `kernel=`."""
+    if len(module.funcs) != 1:
+        names = ", ".join(f.name for f in module.funcs)
+        raise TileLangError(Diagnostic(AMBIGUOUS_KERNEL,
+                                       f"the source defines {len(module.funcs)} kernels: {names}",
+                                       help="pick one with `-k KERNEL` (`kernel=` in Python)"))
+    return module.funcs[0]
 
 
 def canonical_text(module) -> str:

@@ -18,19 +18,17 @@ class ArtifactStore:
     def __init__(self, directory: str):
         from ..runtime.cache import Cache
         self.dir = directory
-        self.cache = Cache(directory)
+        self.cache = Cache(directory, enabled=True)     # the driver decided to use it
 
     def lookup(self, akey: str) -> str | None:
         """The path of the cached `.so`, or None (a corrupt entry counts as missing)."""
         entry = self.cache.lookup(akey)
-        if entry is None:
-            return None
-        so = os.path.join(entry, SO_NAME) if os.path.isdir(entry) else entry
-        return so if os.path.isfile(so) else None
+        return None if entry is None else os.path.join(entry, SO_NAME)
 
     def store(self, akey: str, so_path: str) -> str:
-        entry = self.cache.store(akey, {SO_NAME: so_path})
-        return os.path.join(entry, SO_NAME) if os.path.isdir(entry) else entry
+        """Store the `.so` at `so_path`; the path of the stored copy (another process's,
+        if it stored the same key first)."""
+        return os.path.join(self.cache.store(akey, {SO_NAME: so_path}), SO_NAME)
 
     def lookup_source(self, skey: str) -> str | None:
         try:
