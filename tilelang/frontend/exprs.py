@@ -10,9 +10,9 @@ from lark import Tree, Token
 from .. import dtypes
 from ..diagnostics import codes_names as CN, codes_syntax as CS, codes_types as CT
 from ..ir.nodes import Span, Expr, Const, Var, Buffer, Binary, Unary, Load, COMPARISONS
-from ..language.names import ALL_NAMES, DTYPE_NAMES, LOOP_ITERS, TILE_OPS, ALLOCS
+from ..language.names import ALL_NAMES, DTYPE_NAMES
 from .errors import fail, did_you_mean
-from .values import (Lit, DType, Str, Tup, TRef, TModule, OpaqueModule, BufRef, Macro,
+from .values import (Lit, DType, Str, Tup, TRef, TModule, OpaqueModule, BufRef,
                      as_expr, unify, fold, describe, span_of, kind_of)
 
 
@@ -321,4 +321,4 @@ def _shape_text(buf: Buffer) -> str:
     return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
 
 
-__all__ = ["ExprMixin", "join", "parse_number", "LOOP_ITERS", "TILE_OPS", "ALLOCS"]
+__all__ = ["ExprMixin", "join", "parse_number"]

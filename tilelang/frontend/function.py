@@ -12,7 +12,7 @@ from .exprs import ExprMixin
 from .intrinsics import dtype_of
 from .loops import LoopMixin
 from .scope import Scope
-from .stmts import StmtMixin, make_seq
+from .stmts import StmtMixin
 from .tileops import TileOpMixin
 from .values import Lit, DType, Str, Tup, TRef, describe, span_of, const_int
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from lark import Tree
 
 from .. import dtypes
-from ..diagnostics import codes_names as CN, codes_syntax as CS, codes_tileops as C3
+from ..diagnostics import codes_names as CN, codes_tileops as C3
 from ..diagnostics import codes_types as CT
 from ..ir.nodes import Module, Span, Var
 from .callargs import Sig, REQUIRED, bind

@@ -11,7 +11,7 @@ from ..ir.nodes import (Const, Buffer, Alloc, Copy, Gemm, Fill, Reduce, Atomic, 
 from .callargs import Sig, REQUIRED, bind
 from .errors import fail
 from .intrinsics import dtype_of
-from .regions import region_arg, pair, fit, fmt_extents
+from .regions import region_arg, pair, fmt_extents
 from .values import Lit, BufRef, Tup, Var, as_expr, lit_to, const_int, const_value, describe, span_of
 
 _ALLOC_SCOPE = {"alloc_shared": "shared", "alloc_fragment": "fragment",

@@ -10,7 +10,6 @@ float16 constant). Where nothing fixes the dtype they default to int32 / float32
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 from .. import dtypes
