@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+ROOT = Path(__file__).resolve().parents[2]      # the repository
+
 
 def tilec_binary() -> str:
     """The installed console script (beside the interpreter running the tests)."""
