@@ -267,3 +267,16 @@ def test_not_after_an_operator_needs_parentheses():
     with pytest.raises(TileLangError) as info:
         body_of("y = x == not x")
     assert info.value.code == "TL0001" and "`not` cannot follow" in str(info.value)
+
+
+def test_tilelang_scheduling_hints_are_accepted():
+    s = stmts(body_of('Q = T.alloc_shared((64, 64), "float32", scope="shared.dyn")',
+                      'R = T.alloc_fragment((64, 64), "float32")',
+                      "T.copy(A[bx * 64, 0], Q, coalesced_width=4)",
+                      "T.gemm(Q, Q, R, policy=0, k_pack=1)",
+                      "for i, j in T.Parallel(64, 64, coalesced_width=2):",
+                      "    R[i, j] = 0.0",
+                      "for k in T.Pipelined(4, num_stages=2, order=[0, 1], stage=[0, 1]):",
+                      "    pass"))
+    assert isinstance(s[2], Copy) and isinstance(s[3], Gemm)
+    assert s[5].annotations == (("num_stages", 2),)

@@ -20,6 +20,7 @@ class Sig:
     varargs: str | None = None
     min_varargs: int = 0
     max_varargs: int | None = None
+    ignored: tuple = ()        # TileLang's GPU scheduling hints: accepted, no meaning here
 
     def text(self) -> str:
         parts = [f"*{self.varargs}"] if self.varargs else []
@@ -65,6 +66,8 @@ def bind(sig: Sig, call_tree, spans) -> dict:
         out[name] = tree
     for tok, tree in kws:
         key = str(tok)
+        if key in sig.ignored:
+            continue
         if key not in names:
             hint = did_you_mean(key, names) or (f"accepted keywords: {', '.join(names)}"
                                                  if names else f"{sig.name} takes no keywords")

@@ -173,7 +173,7 @@ class FunctionBuilder(ExprMixin, StmtMixin, LoopMixin, TileOpMixin):
                        "second kernel", secondary=[(self.kernel_node.span, "first kernel")],
                        help="merge the bodies, or write a second prim_func")
         args = bind(Sig("T.Kernel", (("threads", 128),), varargs="grid", min_varargs=1,
-                        max_varargs=3), ctx, self.spans)
+                        max_varargs=3, ignored=("is_cpu", "prelude")), ctx, self.spans)
         grid = tuple(self.eval_int(t, "an integer grid size") for t in args["grid"])
         threads = self.const_arg(args["threads"], "threads")
         self.kernel_node = Kernel(grid, (), threads, Seq(()), span=span)

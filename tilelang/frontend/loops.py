@@ -63,14 +63,15 @@ class LoopMixin:
         name = it.name
         kind = _KIND[name]
         if name == "Parallel":
-            args = bind(Sig("T.Parallel", (), varargs="extents", min_varargs=1), tree,
-                        self.spans)
+            args = bind(Sig("T.Parallel", (), varargs="extents", min_varargs=1,
+                            ignored=("coalesced_width",)), tree, self.spans)
             return [(Const(0, "int32"), self.eval_int(t, "an integer loop extent"), kind, ())
                     for t in args["extents"]]
         params = (("start", REQUIRED), ("stop", None))
         if name == "Pipelined":
             params += (("num_stages", None),)
-        args = bind(Sig(_spell(name), params), tree, self.spans)
+        hints = ("order", "stage", "sync", "group") if name == "Pipelined" else ()
+        args = bind(Sig(_spell(name), params, ignored=hints), tree, self.spans)
         start = self.eval_int(args["start"], "an integer loop bound")
         if args["stop"] is None:
             lo, extent = Const(0, "int32", span=start.span), start

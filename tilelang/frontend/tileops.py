@@ -46,7 +46,9 @@ class TileOpMixin:
 
     # ------------------------------------------------------------------ copy / fill
     def _op_copy(self, tree, span):
-        args = bind(Sig("T.copy", (("src", REQUIRED), ("dst", REQUIRED))), tree, self.spans)
+        args = bind(Sig("T.copy", (("src", REQUIRED), ("dst", REQUIRED)),
+                        ignored=("coalesced_width", "disable_tma", "eviction_policy")),
+                    tree, self.spans)
         src = region_arg(self, args["src"], "the source of T.copy")
         dst = region_arg(self, args["dst"], "the destination of T.copy")
         s, d = pair(src, dst, "T.copy")
@@ -91,7 +93,8 @@ class TileOpMixin:
     def _op_gemm(self, tree, span):
         sig = Sig("T.gemm", (("A", REQUIRED), ("B", REQUIRED), ("C", REQUIRED),
                              ("transpose_A", False), ("transpose_B", False),
-                             ("clear_accum", False)))
+                             ("clear_accum", False)),
+                  ignored=("policy", "k_pack", "wg_wait"))
         args = bind(sig, tree, self.spans)
         specs = [region_arg(self, args[k], f"operand {k} of T.gemm") for k in "ABC"]
         for s in specs:
@@ -181,14 +184,14 @@ class TileOpMixin:
                        "block-local allocation", help="move it inside `with T.Kernel(...)`, "
                        "or use T.alloc_global for a workspace in global memory")
         if name == "alloc_var":
-            args = bind(Sig("T.alloc_var", (("dtype", REQUIRED), ("init", None))), tree,
-                        self.spans)
+            args = bind(Sig("T.alloc_var", (("dtype", REQUIRED), ("init", None)),
+                            ignored=("scope",)), tree, self.spans)
             dtype = dtype_of(self.eval(args["dtype"]))
             buf = Buffer(target_name, (), dtype, "var", span=span)
             init = None if args["init"] is None else self.value_for(buf, args["init"], "init")
             return Alloc(buf, init, span=span)
-        args = bind(Sig(f"T.{name}", (("shape", REQUIRED), ("dtype", REQUIRED))), tree,
-                    self.spans)
+        args = bind(Sig(f"T.{name}", (("shape", REQUIRED), ("dtype", REQUIRED)),
+                        ignored=("scope",)), tree, self.spans)
         dtype = dtype_of(self.eval(args["dtype"]))
         shape = self.shape_of(args["shape"], allow_symbols=(name == "alloc_global"))
         return Alloc(Buffer(target_name, shape, dtype, _ALLOC_SCOPE[name], span=span),
