@@ -227,3 +227,23 @@ def test_interpreter_catches_unguarded_access():
         interp.run(mod, "cp", {"X": np.arange(5, dtype=np.int32),
                                "Y": np.zeros(5, np.int32)})
 
+
+
+def test_gemm_on_windows_of_higher_rank_buffers():
+    """Operands with leading unit dims (a head of a 3-d tensor, a 1 x N row of C)."""
+    A = tensor("A", (2, 3, 5))
+    B = tensor("B", (5, 4))
+    C = tensor("C", (3, 1, 4))
+    F = tensor("F", (1, 4), "float32", "fragment")
+    bx = Var("bx")
+    stmts = [Alloc(F),
+             Gemm(window(A, (c(1), bx, c(0)), (1, 1, 5)), whole(B), whole(F),
+                  clear_accum=True),
+             Copy(whole(F), window(C, (bx, c(0), c(0)), (1, 1, 4)))]
+    func, _ = kernel_func("g", (A, B, C), (c(3),), stmts)
+    mod = lower(module(func))
+    rng = np.random.default_rng(3)
+    a, b = rand((2, 3, 5), rng=rng), rand((5, 4), rng=rng)
+    out = np.zeros((3, 1, 4), np.float32)
+    interp.run(mod, "g", {"A": a, "B": b, "C": out})
+    np.testing.assert_array_equal(out[:, 0, :], a[1] @ b)

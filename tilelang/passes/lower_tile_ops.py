@@ -157,28 +157,22 @@ def _paired_axes(op, src: Region, dst: Region) -> tuple[list[int], list[int]]:
     return dst_axes, src_axes
 
 
-def _matrix_axes(region: Region, op) -> list[int | None]:
-    """The two buffer dims that hold a gemm operand's rows and columns: its non-unit dims,
-    padded with its last unit dims when the tile is a single row or column."""
-    chosen = [d for d in reversed(range(region.buffer.ndim)) if region.extents[d] != 1][:2]
-    if len([d for d, e in enumerate(region.extents) if e != 1]) > 2:
+def _matrix_axes(region: Region, op) -> list[int]:
+    """The buffer dims holding a gemm operand's rows and columns: its last two dims, all
+    leading dims being of extent 1 (the rule the frontend checks)."""
+    rank = region.buffer.ndim
+    if rank < 2 or any(e != 1 for e in region.extents[:-2]):
         raise InternalError(f"{op.span}: T.gemm operand {region.buffer.name} is not a matrix: "
                             f"extents {region.extents}")
-    for d in reversed(range(region.buffer.ndim)):
-        if len(chosen) == 2:
-            break
-        if d not in chosen:
-            chosen.append(d)
-    chosen = sorted(chosen)
-    return [None] * (2 - len(chosen)) + chosen
+    return [rank - 2, rank - 1]
 
 
-def _extent(region: Region, dim: int | None) -> int:
-    return 1 if dim is None else region.extents[dim]
+def _extent(region: Region, dim: int) -> int:
+    return region.extents[dim]
 
 
 def _bind(axes, ivars) -> dict[int, Var]:
-    return {d: v for d, v in zip(axes, ivars) if d is not None}
+    return dict(zip(axes, ivars))
 
 
 def _indices(region: Region, offsets: dict[int, Var]) -> tuple[Expr, ...]:
