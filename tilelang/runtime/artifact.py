@@ -10,7 +10,7 @@ from __future__ import annotations
 import ctypes
 import os
 
-from .binding import BindingPlan, slots_type
+from .binding import BindingPlan, normalize_out_idx, slots_type
 from .errors import ArtifactError
 from .launch import check_num_threads, launch
 from .manifest import KernelSpec, parse
@@ -77,11 +77,9 @@ class Kernel:
             if self._plan is None:
                 self._plan = BindingPlan(self.spec, self._default_out_idx)
             return self._plan
-        key = tuple(out_idx) if isinstance(out_idx, (list, tuple)) else out_idx
-        try:
-            plan = self._plans.get(key)
-        except TypeError:                          # unhashable: let the plan say why
-            return BindingPlan(self.spec, out_idx)
+        # Keyed by the normalised indices: 2.0 == 2 as a dict key, yet only 2 is valid.
+        key = normalize_out_idx(self.spec, out_idx)
+        plan = self._plans.get(key)
         if plan is None:
             plan = self._plans[key] = BindingPlan(self.spec, out_idx)
         return plan
