@@ -80,6 +80,11 @@ def guarded(fn):
             sys.exit(EXIT_INTERNAL)
         except KeyboardInterrupt:
             raise click.Abort() from None
+        except BrokenPipeError:
+            # the reader went away (`tilec ir k.tl | head`): nothing failed on our side;
+            # point stdout at /dev/null so the interpreter's final flush stays quiet
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            sys.exit(0)
         except Exception as exc:  # noqa: BLE001 - anything else is a compiler bug
             launch = _launch_diagnostic(exc)
             if launch is not None:
