@@ -164,11 +164,11 @@ def test_lower_reduce_max_clear_and_absmax_accumulate():
                 c = T.alloc_fragment((8,), "float32")
                 for i, j in T.Parallel(4, 8):
                     S[i, j] = A[i, j]
-                for i_1 in T.Parallel(4):
-                    m[i_1] = -T.infinity("float32")
                 for i_0 in T.Parallel(4):
+                    m[i_0] = -T.infinity("float32")
+                for i_1 in T.Parallel(4):
                     for j_0 in range(8):
-                        m[i_0] = T.max(m[i_0], S[i_0, j_0])
+                        m[i_1] = T.max(m[i_1], S[i_1, j_0])
                 for i_2 in range(4):
                     for j_1 in T.Parallel(8):
                         c[j_1] = T.max(c[j_1], T.abs(S[i_2, j_1]))

@@ -118,6 +118,7 @@ class _Lowering:
     def reduce(self, op: Reduce) -> Stmt:
         src, dst, dim = op.src, op.dst, op.dim
         ddt = dst.dtype
+        init = self.reduce_init(op) if op.clear else None   # named first: it runs first
         ivars = self.loop_vars(src.ndim)
         dst_idx = _reduced_indices(op, ivars)
         value = _cast(Load(src, tuple(ivars), src.dtype, span=op.span), ddt)
@@ -131,9 +132,7 @@ class _Lowering:
         # Loops in src's dim order keep accesses contiguous; only `dim` carries a dependence.
         kinds = ["serial" if d == dim else "parallel" for d in range(src.ndim)]
         body = _nest(ivars, list(src.shape), kinds, update, op.span)
-        if not op.clear:
-            return body
-        return Seq((self.reduce_init(op), body), span=op.span)
+        return body if init is None else Seq((init, body), span=op.span)
 
     def reduce_init(self, op: Reduce) -> Stmt:
         dst = op.dst
