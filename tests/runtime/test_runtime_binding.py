@@ -202,6 +202,13 @@ def test_non_contiguous(lib):
         lib.axpy2d(f32(3, 3), np.zeros(3), 1.0, 0, f32(3, 3).T)
 
 
+def test_unaligned_array(lib):
+    raw = np.frombuffer(bytearray(4 * 16 + 1), dtype=np.float32, offset=1, count=16)
+    assert not raw.flags.aligned
+    with raises(ValueError, "argument 'B' is not aligned", code=codes.ARG_LAYOUT):
+        lib.vadd(f32(16), raw, np.zeros(16, np.float32))
+
+
 def test_read_only_output(lib):
     a = f32(16)
     c = np.zeros(16, np.float32)

@@ -29,9 +29,10 @@ ARG_SYMBOL = register("TL0606", "inconsistent symbolic size", """
 A symbolic size (`T.dynamic`) is bound from the first tensor dimension that names it;
 every other dimension naming it must have the same extent.""")
 
-ARG_LAYOUT = register("TL0607", "argument is not C-contiguous", """
-Kernels address tensors as dense row-major (C-contiguous) arrays. Pass
-`np.ascontiguousarray(x)` for a transposed or sliced view.""")
+ARG_LAYOUT = register("TL0607", "argument is not a C-contiguous, aligned array", """
+Kernels address tensors as dense row-major (C-contiguous) arrays whose elements sit at
+addresses that are multiples of their size. Pass `np.ascontiguousarray(x)` for a
+transposed or sliced view, and `x.copy()` for an array at an odd byte offset.""")
 
 ARG_READONLY = register("TL0608", "argument is read-only", """
 The kernel may write to this tensor but the array is not writeable.""")

@@ -395,6 +395,10 @@ def _tensor_step(p: ParamSpec, slot: int, sym_index: dict, binders: dict, deferr
         if not flags.c_contiguous:
             raise LaunchValueError(f"argument {name!r} must be C-contiguous; pass "
                                    f"np.ascontiguousarray({name})", codes.ARG_LAYOUT, name)
+        if not flags.aligned:
+            raise LaunchValueError(f"argument {name!r} is not aligned to its {dt.itemsize}-byte "
+                                   f"elements; pass an aligned copy ({name}.copy())",
+                                   codes.ARG_LAYOUT, name)
         if writes and not flags.writeable:
             raise LaunchValueError(f"argument {name!r} is read-only but the kernel may write "
                                    f"it; pass a writeable array (e.g. {name}.copy())",
