@@ -63,11 +63,30 @@ def print_node(node: Node) -> str:
 
 # ----------------------------------------------------------------------------- functions
 
+_WIDTH = 100
+
+
 def _func_lines(f: PrimFunc) -> list[str]:
-    params = ", ".join(_param(p) for p in f.params)
-    lines = ["@T.prim_func", f"def {f.name}({params}):"]
+    lines = ["@T.prim_func"] + _signature(f)
     body = f.body.stmts if isinstance(f.body, Seq) else (f.body,)
     lines += _block(body, 1)
+    return lines
+
+
+def _signature(f: PrimFunc) -> list[str]:
+    """`def name(params):`, parameters wrapped (aligned after the parenthesis) to keep
+    lines within _WIDTH columns."""
+    head = f"def {f.name}("
+    params = [_param(p) for p in f.params]
+    lines, current = [], head
+    for k, text in enumerate(params):
+        piece = text + (", " if k + 1 < len(params) else "")
+        holds_param = current not in (head, " " * len(head))
+        if holds_param and len(current) + len(piece.rstrip()) > _WIDTH:
+            lines.append(current.rstrip())
+            current = " " * len(head)
+        current += piece
+    lines.append(current.rstrip() + "):")
     return lines
 
 
