@@ -191,6 +191,12 @@ def compile(source, kernel=None, out_idx=None, **kwargs):
     if unknown:
         raise TypeError(f"tilelang.compile() got unexpected keyword(s) {sorted(unknown)}; "
                         f"constants go in defines={{...}}")
+    if isinstance(source, KernelFunction) and source._pyfunc is not None:
+        source = source._pyfunc           # recompile the function with these options
+    if isinstance(source, JITFactory):
+        raise TileLangError(Diagnostic(
+            NOT_A_KERNEL, f"`{source.__name__}` is a @tilelang.jit factory",
+            help=f"call it with its parameters instead: `{source.__name__}(...)`"))
     if callable(source) and not isinstance(source, str):
         return KernelFunction(pyfunc=source, out_idx=out_idx, defines=defines, kernel=kernel,
                               **options).compile()

@@ -187,3 +187,13 @@ def test_compile_rejects_unknown_keywords_and_objects(tmp_path):
     with pytest.raises(TileLangError) as info:
         tilelang.compile(str(tmp_path / "missing.tl"))
     assert info.value.code == "TL0701"
+
+
+def test_compile_accepts_a_decorated_kernel_but_not_a_factory():
+    k = tilelang.compile(vmul, out_idx=[-1], defines={"BLOCK": 16})
+    a = np.arange(40, dtype=np.float32)
+    np.testing.assert_array_equal(k(a, a), a * a)
+    assert "16" in k.ir()
+    with pytest.raises(TileLangError) as info:
+        tilelang.compile(scaler)
+    assert info.value.code == "TL0710"
