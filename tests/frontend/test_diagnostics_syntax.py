@@ -72,10 +72,8 @@ def test_tl0006_tab_indentation():
 
 def test_tl0007_unexpected_end_of_file():
     src = "import tilelang.language as T\n\n@T.prim_func\n"
-    err = error_of(src)
-    d = err.diagnostics[0]
-    assert d.code == "TL0007" and "unexpected end of file" in d.message
-    assert "`def`" in d.message
+    d = check(error_of(src), "TL0007", "unexpected end of file, expected '@' or `def`", 3, 13)
+    assert d.primary.message == "the file ends here"
 
 
 def test_tl0008_unexpected_indent():

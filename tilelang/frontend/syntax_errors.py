@@ -141,7 +141,7 @@ def _bad_token(err, text, spans, brackets, parser) -> Fail:
                     "the block should start here", help="indent the body; use `pass` for an empty block")
     if token.type == "$END":
         return fail(C.UNEXPECTED_EOF, f"unexpected end of file, expected "
-                    f"{expected_text(err.expected, parser)}", span)
+                    f"{expected_text(err.expected, parser)}", span, "the file ends here")
     expected = set(err.expected) - ({"_NEWLINE"} if brackets else set())
     if token.type == "_NEWLINE" and "COLON" in expected and _wants_colon(err, parser):
         wanted = "':'"
