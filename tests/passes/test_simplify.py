@@ -202,3 +202,11 @@ def test_simplify_preserves_integer_semantics(e, xv, yv):
 def test_let_is_kept():
     let = Let(Var("t"), b("+", c(1), c(2)))
     assert simplify_node(let) == Let(Var("t"), c(3))
+
+
+def test_folding_overflows_to_infinity_instead_of_crashing():
+    huge = Cast(Const(10 ** 400, "int64"), "float32")
+    assert simplify_node(huge) == Const(math.inf, "float32")
+    assert simplify_node(b("*", f32(1e38), f32(10.0))) == f32(math.inf)
+    half = simplify_node(b("+", Const(65504.0, "float16"), Const(100.0, "float16")))
+    assert half == Const(math.inf, "float16")

@@ -24,10 +24,17 @@ def make_const(value, dtype: str, span=None) -> Const:
     elif dtypes.is_int(dtype):
         value = int(value)
     else:
-        value = _round_float(float(value), dtype)
+        value = _round_float(_to_float(value), dtype)
     if span is None:
         return Const(value, dtype)
     return Const(value, dtype, span=span)
+
+
+def _to_float(value) -> float:
+    try:
+        return float(value)
+    except OverflowError:       # an integer beyond float64's range
+        return math.inf if value > 0 else -math.inf
 
 
 def _round_float(value: float, dtype: str) -> float:
@@ -188,7 +195,7 @@ def fold_cast(e: Cast) -> Const | None:
         if not lo <= v <= hi:
             return None            # out-of-range conversions are left to the target
         return make_const(v, e.dtype, e.span)
-    return make_const(float(v), e.dtype, e.span)
+    return make_const(v, e.dtype, e.span)
 
 
 def int_range(dtype: str) -> tuple[int, int]:
