@@ -75,6 +75,17 @@ def test_splitk_gemm(in_dtype, m, n, k, seed):
     check_gemm(a, b, c, f"splitk_gemm {m}x{n}x{k} {in_dtype}")
 
 
+@pytest.mark.parametrize("split_k", [1, 3])
+def test_splitk_gemm_other_splits(split_k):
+    """SPLIT_K is a -D constant: one slice (a plain GEMM) and an odd count whose last
+    slice is partly and whose later tiles are wholly past K."""
+    rng = np.random.default_rng(12)
+    a, b = random(rng, (65, 161), "float32"), random(rng, (161, 70), "float32")
+    c = np.zeros((65, 70), dtype=np.float32)
+    kernel("splitk_gemm", SPLIT_K=split_k)(a, b, c)
+    check_gemm(a, b, c, f"splitk_gemm SPLIT_K={split_k}")
+
+
 def test_splitk_gemm_accumulates_onto_c():
     """The atomic adds accumulate onto what C holds: C += A @ B."""
     rng = np.random.default_rng(9)
