@@ -22,8 +22,10 @@ _UNSET = object()
 class Kernel:
     """One kernel of a library: call it with arguments matching its manifest signature.
 
-    `kernel(*args, out_idx=None, num_threads=None, **kwargs)`; `out_idx` and
-    `num_threads` given here override the defaults the kernel was created with.
+    `kernel(*args, out_idx=..., num_threads=..., **kwargs)`: arguments by position or
+    by parameter name; `out_idx` and `num_threads` given here override the defaults the
+    kernel was created with (a parameter literally named `out_idx` or `num_threads`
+    can only be passed by position).
     """
 
     def __init__(self, spec: KernelSpec, blocks_addr: int, num_blocks_addr: int, owner,
