@@ -12,7 +12,8 @@ from .callargs import Sig, REQUIRED, bind
 from .errors import fail
 from .intrinsics import dtype_of
 from .regions import region_arg, pair, fmt_extents
-from .values import Lit, BufRef, Tup, Var, as_expr, lit_to, const_int, const_value, describe, span_of
+from .values import (Lit, BufRef, Tup, Var, as_expr, lit_to, const_int, const_value,
+                     describe, span_of)
 
 _ALLOC_SCOPE = {"alloc_shared": "shared", "alloc_fragment": "fragment",
                 "alloc_local": "local", "alloc_global": "global"}
@@ -35,7 +36,7 @@ class TileOpMixin:
         if value_or_tree is None or isinstance(value_or_tree, (bool, int, float)):
             return value_or_tree
         v = self.eval(value_or_tree)
-        c = const_value(v) if isinstance(v, (Lit, Const)) or hasattr(v, "dtype") else None
+        c = const_value(v)
         ok = c is not None and (isinstance(c, bool) if kind is bool else
                                 isinstance(c, int) and not isinstance(c, bool))
         if not ok:
@@ -58,13 +59,14 @@ class TileOpMixin:
         args = bind(Sig("T.fill", (("buffer", REQUIRED), ("value", REQUIRED))), tree,
                     self.spans)
         region = self._whole_or_element(args["buffer"], "T.fill")
-        value = self.value_for(region.buffer, args["value"])
+        value = self.value_for(region.buffer, self.eval(args["value"]))
         return Fill(region, value, span=span)
 
     def _op_clear(self, tree, span):
         args = bind(Sig("T.clear", (("buffer", REQUIRED),)), tree, self.spans)
         region = self._whole_or_element(args["buffer"], "T.clear")
-        zero = lit_to(Lit(False if region.buffer.dtype == "bool" else 0, span), region.buffer.dtype)
+        zero = lit_to(Lit(False if region.buffer.dtype == "bool" else 0, span),
+                      region.buffer.dtype)
         return Fill(region, zero, span=span)
 
     def _whole_or_element(self, tree, op) -> Region:
@@ -76,10 +78,8 @@ class TileOpMixin:
                        spec.span, "dynamic shape", help="give the region with slices")
         return spec.region()
 
-    def value_for(self, buf: Buffer, tree_or_value, what="value"):
+    def value_for(self, buf: Buffer, v, what="value"):
         """A value stored into `buf`: literals adapt, other dtypes are an error."""
-        v = self.eval(tree_or_value) if isinstance(tree_or_value, Tree) or hasattr(
-            tree_or_value, "type") else tree_or_value
         if isinstance(v, Lit):
             return lit_to(v, buf.dtype, buf.span)
         e = as_expr(v)
@@ -160,7 +160,7 @@ class TileOpMixin:
                        f"{describe(base)}", span_of(base), "not a buffer")
         buf = base.buffer
         idx = self.indices(buf, dst_tree.children[1].children, self.spans.of(dst_tree))
-        value = self.value_for(buf, value_tree)
+        value = self.value_for(buf, self.eval(value_tree))
         return Atomic(op, buf, idx, value, span=span)
 
     def _is_tile(self, tree) -> bool:
@@ -188,7 +188,8 @@ class TileOpMixin:
                             ignored=("scope",)), tree, self.spans)
             dtype = dtype_of(self.eval(args["dtype"]))
             buf = Buffer(target_name, (), dtype, "var", span=span)
-            init = None if args["init"] is None else self.value_for(buf, args["init"], "init")
+            init = None if args["init"] is None else \
+                self.value_for(buf, self.eval(args["init"]), "init")
             return Alloc(buf, init, span=span)
         args = bind(Sig(f"T.{name}", (("shape", REQUIRED), ("dtype", REQUIRED)),
                         ignored=("scope",)), tree, self.spans)
