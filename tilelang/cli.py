@@ -221,9 +221,11 @@ def ir(file, kernel, defines, target, error_format, after):
               help="Values of scalar parameters (default 1).")
 @click.option("--repeat", type=click.IntRange(1, None), default=10, show_default=True,
               help="Timed calls after one warm-up call.")
+@click.option("--threads", type=click.IntRange(1, None), default=None,
+              help="Worker threads (default: TILELANG_NUM_THREADS, else all cores).")
 @click.option("-O", "opt", type=click.IntRange(0, 3), default=3, show_default=True)
 @guarded
-def run(file, kernel, defines, target, error_format, shapes, scalar_args, repeat, opt):
+def run(file, kernel, defines, target, error_format, shapes, scalar_args, repeat, threads, opt):
     """Run a kernel of FILE.tl on random inputs; print its time, GB/s and GFLOP/s."""
     from .driver import bench, build_module, parse
     from .driver.stages import only_kernel
@@ -233,7 +235,7 @@ def run(file, kernel, defines, target, error_format, shapes, scalar_args, repeat
     sizes = bench.parse_assignments(shapes, "size")
     scalars = bench.parse_assignments(scalar_args, "argument")
     library = build_module(_module_of(func), options, label=name)
-    report = bench.run(library[func.name], func, sizes, scalars, repeat)
+    report = bench.run(library[func.name], func, sizes, scalars, repeat, num_threads=threads)
     click.echo("\n".join(report.lines()))
 
 
@@ -280,12 +282,19 @@ def cache_clear():
 
 
 @main.command()
-@click.argument("code")
+@click.argument("code", required=False)
+@click.option("--list", "list_all", is_flag=True, help="List every code with its title.")
 @guarded
-def explain(code):
+def explain(code, list_all):
     """Explain a diagnostic code (for example `tilec explain TL0203`)."""
-    from .diagnostics.codes import explain as explain_code
+    from .diagnostics.codes import all_codes, explain as explain_code
     from .diagnostics.codes_driver import UNKNOWN_CODE
+    if list_all or code is None:
+        if code is None and not list_all:
+            raise click.UsageError("give a CODE (e.g. TL0203), or --list")
+        for name, (title, _) in sorted(all_codes().items()):
+            click.echo(f"{name}  {title}")
+        return
     text = explain_code(code)
     if text is None:
         raise TileLangError(Diagnostic(UNKNOWN_CODE, f"unknown diagnostic code `{code}`",

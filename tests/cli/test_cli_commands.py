@@ -341,3 +341,18 @@ def test_ir_of_examples_parses_back_unchanged(cli, example, tmp_path):
     second = cli("ir", again)
     assert second.exit_code == 0, second.output
     assert second.stdout == first.stdout
+
+
+def test_run_with_one_thread(cli, kernel_file):
+    result = cli("run", kernel_file("vadd"), "--shape", "N=5000", "--threads", "1",
+                 "--repeat", "2")
+    assert result.exit_code == 0, result.output
+    assert cli("run", kernel_file("vadd"), "--shape", "N=10", "--threads", "0").exit_code == 2
+
+
+def test_explain_list(cli):
+    result = cli("explain", "--list")
+    assert result.exit_code == 0
+    codes = [line.split()[0] for line in result.stdout.splitlines()]
+    assert "TL0701" in codes and codes == sorted(codes) and len(codes) >= 25
+    assert cli("explain").exit_code == 2

@@ -103,14 +103,15 @@ def _random_tensor(rng, shape, dtype):
     return np.zeros(shape, dtype=np_dtype)
 
 
-def run(kernel_obj, func, sizes: dict, scalars: dict, repeat: int) -> RunReport:
+def run(kernel_obj, func, sizes: dict, scalars: dict, repeat: int,
+        num_threads: int | None = None) -> RunReport:
     """One untimed warm-up call, then `repeat` timed calls."""
     args = make_arguments(func, sizes, scalars)
-    kernel_obj(*args)
+    kernel_obj(*args, num_threads=num_threads)
     times = []
     for _ in range(max(1, repeat)):
         start = time.perf_counter()
-        kernel_obj(*args)
+        kernel_obj(*args, num_threads=num_threads)
         times.append(time.perf_counter() - start)
     moved = sum(a.nbytes for a in args if hasattr(a, "nbytes"))
     env = dict(sizes)
