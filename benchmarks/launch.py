@@ -80,8 +80,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--kernel", choices=("tl", "c"), default="tl",
                     help="the compiled .tl vector add, or the hand-written C one")
-    ap.add_argument("--calls", type=int, default=1000, help="calls per timed batch")
-    ap.add_argument("--batches", type=int, default=50, help="timed batches (median taken)")
+    ap.add_argument("--calls", type=int, default=100,
+                    help="calls per timed batch (short batches: the median skips preemptions)")
+    ap.add_argument("--batches", type=int, default=300, help="timed batches (median taken)")
     opts = ap.parse_args()
 
     from tilelang.runtime.artifact import load
