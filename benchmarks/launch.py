@@ -6,22 +6,26 @@ called through the runtime, beside `numpy.add(a, b, out=c)` on the same arrays.
 `--kernel tl` (the default) compiles examples/vector_add.tl; `--kernel c` uses a
 hand-written C library following the kernel ABI (docs/interfaces.md), built with the
 system C compiler, which isolates the runtime's own overhead: argument checks, packing
-and the two foreign calls. Prints the medians and the ratio, then a JSON line.
+and the two foreign calls. Prints the medians and their ratio, and appends a JSON line to
+benchmarks/results.jsonl (benchmarks/common.py).
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
-import platform
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import ROOT, report  # noqa: E402
 
 MANIFEST = {
     "format": 1, "compiler_version": "0.1.0",
@@ -60,8 +64,7 @@ def build_kernel(directory: str) -> str:
 def tl_kernel():
     """examples/vector_add.tl, compiled (or taken from the cache) by the driver."""
     from tilelang.driver import compile_file
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    return compile_file(os.path.join(root, "examples", "vector_add.tl")).vector_add
+    return compile_file(str(ROOT / "examples" / "vector_add.tl")).vector_add
 
 
 def median_call_us(fn, calls: int, batches: int) -> float:
@@ -96,17 +99,11 @@ def main() -> None:
         t_kernel = median_call_us(lambda: kernel(a, b, c), opts.calls, opts.batches)
         t_numpy = median_call_us(lambda: np.add(a, b, out=c), opts.calls, opts.batches)
 
-    ratio = t_kernel / t_numpy
-    print(f"tilelang launch (16 x float32 add, {opts.kernel} kernel): "
-          f"{t_kernel:.2f} us per call (median)")
-    print(f"numpy.add (same arrays, out=): {t_numpy:.2f} us per call (median)")
-    print(f"ratio tilelang / numpy: {ratio:.2f}x   (target: tilelang <= 20 us per call)")
-    print(json.dumps({"benchmark": "launch_overhead", "kernel": opts.kernel, "kernel_us": round(t_kernel, 3),
-                      "numpy_add_us": round(t_numpy, 3), "ratio": round(ratio, 3),
-                      "elements": 16, "machine": platform.machine(),
-                      "processor": platform.processor(), "cpus": os.cpu_count(),
-                      "python": platform.python_version(), "numpy": np.__version__}))
-
+    report("launch", f"per-call overhead (16 x float32 add, {opts.kernel} kernel, median)",
+           t_kernel * 1e-6, "s", target=20e-6, baseline=t_numpy * 1e-6,
+           baseline_name="numpy.add on the same arrays",
+           extra={"kernel": opts.kernel, "calls_per_batch": opts.calls,
+                  "batches": opts.batches})
 
 if __name__ == "__main__":
     main()
