@@ -141,3 +141,13 @@ def test_print_node_expressions():
     assert print_node(Unary("not", b("<", i, j), "bool")) == "not i < j"
     assert print_node(b("and", Unary("not", b("<", i, j), "bool"), b("<", j, k))) == \
         "not i < j and j < k"
+
+
+@pytest.mark.parametrize("path", KERNELS, ids=lambda p: p.stem)
+def test_every_parsed_node_has_a_span(path):
+    from tilelang.ir import walk
+    from tilelang.ir.nodes import NO_SPAN
+    mod = parse_module(path.read_text(), str(path))
+    missing = [type(n).__name__ for n in walk(mod) if getattr(n, "span", None) is NO_SPAN]
+    assert missing == []
+    assert all(n.span.file == str(path) for n in walk(mod) if hasattr(n, "span"))

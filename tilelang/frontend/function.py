@@ -5,7 +5,7 @@ from __future__ import annotations
 from lark import Tree
 
 from ..diagnostics import codes_names as CN, codes_tileops as C3, codes_types as CT
-from ..ir.nodes import (Const, Var, Buffer, Let, Alloc, Kernel, PrimFunc, Seq, NO_SPAN)
+from ..ir.nodes import Const, Var, Buffer, Let, Alloc, Kernel, PrimFunc, Seq
 from .callargs import Sig, REQUIRED, bind
 from .errors import fail
 from .exprs import ExprMixin
@@ -46,7 +46,7 @@ class FunctionBuilder(ExprMixin, StmtMixin, LoopMixin, TileOpMixin):
     def check_symbol(self, var: Var, span) -> None:
         if self.collecting_params:
             if var.name not in self.symbol_names:
-                self.symbols.append(Var(var.name, var.dtype))
+                self.symbols.append(Var(var.name, var.dtype, span=span))
                 self.symbol_names.add(var.name)
             return
         if var.name not in self.symbol_names:
@@ -61,8 +61,8 @@ class FunctionBuilder(ExprMixin, StmtMixin, LoopMixin, TileOpMixin):
         for p in params:
             self.scope.bind(p.name, p, "param")
         stmts = self.prologue_and_kernel(body, name_tok)
-        return PrimFunc(str(name_tok), tuple(params), tuple(self.symbols), Seq(tuple(stmts)),
-                        span=self.spans.of(funcdef))
+        return PrimFunc(str(name_tok), tuple(params), tuple(self.symbols),
+                        Seq(tuple(stmts), span=self.spans.of(body)), span=self.spans.of(funcdef))
 
     def params(self, params_tree, annotations) -> list:
         trees = [] if params_tree is None else params_tree.children
@@ -178,7 +178,7 @@ class FunctionBuilder(ExprMixin, StmtMixin, LoopMixin, TileOpMixin):
         threads = self.const_arg(args["threads"], "threads")
         self.kernel_node = Kernel(grid, (), threads, Seq(()), span=span)
         with self.scope.block():
-            block_vars = self._block_vars(targets, len(grid))
+            block_vars = self._block_vars(targets, len(grid), self.spans.of(ctx))
             self.in_kernel = True
             try:
                 body = self.block(body_tree)
@@ -187,9 +187,9 @@ class FunctionBuilder(ExprMixin, StmtMixin, LoopMixin, TileOpMixin):
         self.kernel_node = Kernel(grid, block_vars, threads, body, span=span)
         return self.kernel_node
 
-    def _block_vars(self, targets, n):
+    def _block_vars(self, targets, n, ctx_span):
         if targets is None:
-            names = [(_BLOCK_NAMES[i], NO_SPAN) for i in range(n)]
+            names = [(_BLOCK_NAMES[i], ctx_span) for i in range(n)]
         else:
             names = [(str(t), self.spans.of(t)) for t in targets.children]
             if len(names) != n:

@@ -65,7 +65,8 @@ class LoopMixin:
         if name == "Parallel":
             args = bind(Sig("T.Parallel", (), varargs="extents", min_varargs=1,
                             ignored=("coalesced_width",)), tree, self.spans)
-            return [(Const(0, "int32"), self.eval_int(t, "an integer loop extent"), kind, ())
+            zero = Const(0, "int32", span=self.spans.of(tree))
+            return [(zero, self.eval_int(t, "an integer loop extent"), kind, ())
                     for t in args["extents"]]
         params = (("start", REQUIRED), ("stop", None))
         if name == "Pipelined":
