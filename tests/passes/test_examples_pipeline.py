@@ -23,15 +23,15 @@ SMALL = {"DIM": 4, "SPLIT_K": 2}
 SIZES = {"M": 5, "N": 7, "K": 6, "BATCH": 1, "HEADS": 2, "SEQ_Q": 5, "SEQ_KV": 6}
 
 
-def small_defines(text: str) -> dict:
-    """Every block-size constant of the file set to 4 (and DIM, SPLIT_K small)."""
+def small_defines(text: str, block: int) -> dict:
+    """Every block-size constant of the file set to `block` (and DIM, SPLIT_K small)."""
     names = re.findall(r"^(BLOCK\w*|DIM|SPLIT_K) = \d+", text, flags=re.M)
-    return {n: SMALL.get(n, 4) for n in names}
+    return {n: SMALL.get(n, block) for n in names}
 
 
-def load(path: Path):
+def load(path: Path, block: int = 4):
     text = path.read_text()
-    return parse_module(text, str(path), defines=small_defines(text))
+    return parse_module(text, str(path), defines=small_defines(text, block))
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
@@ -55,9 +55,12 @@ def _reference(name: str):
     return getattr(refs, name)
 
 
+@pytest.mark.parametrize("block", [4, 1, 3])
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
-def test_lowered_examples_match_numpy_in_the_interpreter(path):
-    lowered = PassManager(pipeline("cpu"), verify_each=True).run(load(path))
+def test_lowered_examples_match_numpy_in_the_interpreter(path, block):
+    """Block size 1 makes every tile a single element (all-unit regions, extent-1 loops);
+    3 makes every tile ragged."""
+    lowered = PassManager(pipeline("cpu"), verify_each=True).run(load(path, block))
     rng = np.random.default_rng(7)
     for func in lowered.funcs:
         tensors = [p for p in func.params if isinstance(p, Buffer)]
