@@ -78,11 +78,18 @@ def median_time(fn, repeats: int = 5, warmup: int = 1) -> float:
     return statistics.median(times)
 
 
-def run_python(code: str, env: dict | None = None, timeout: float = 300) -> dict:
+def run_python(code: str, env: dict | None = None, timeout: float = 300,
+               bytecode_cache: bool = True) -> dict:
     """Runs `code` in a fresh interpreter (cwd = repository root) and returns the JSON
     object it prints on its last line of stdout. The child measures its own times, so
-    interpreter start-up is not part of them unless the child says so."""
+    interpreter start-up is not part of them unless the child says so.
+
+    With `bytecode_cache` (the default) the child may read and write `__pycache__`
+    even where PYTHONDONTWRITEBYTECODE is set, as an installed package would: otherwise
+    every import recompiles its module from source and start-up figures measure that."""
     full_env = dict(os.environ)
+    if bytecode_cache:
+        full_env.pop("PYTHONDONTWRITEBYTECODE", None)
     full_env.update(env or {})
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=full_env,
                           capture_output=True, text=True, timeout=timeout)
