@@ -56,25 +56,27 @@ def pass_names(target: str) -> list[str]:
     return [p.name for p in pipeline(target)]
 
 
-def check_pass_names(names, target: str, allow_all: bool) -> None:
-    """Unknown names (for `--after` / `--dump-after`) are a user error listing valid ones."""
+def check_pass_names(names, target: str, for_dump: bool) -> None:
+    """Unknown names are a user error listing the valid ones. `--after` also takes
+    `parse` (the IR before any pass); `--dump-after` also takes `all`."""
     valid = pass_names(target)
-    accepted = set(valid) | ({"all"} if allow_all else set()) | {PARSE_STAGE}
+    extra = "all" if for_dump else PARSE_STAGE
     for name in names:
-        if name not in accepted:
+        if name not in valid and name != extra:
+            hint = "`all` for every pass" if for_dump else "`parse` for the IR before any pass"
             raise TileLangError(Diagnostic(
                 UNKNOWN_PASS, f"unknown pass `{name}`",
                 notes=[f"the {target} pipeline is: {', '.join(valid)}"],
-                help="use one of the names above" + (" or `all`" if allow_all else "")))
+                help=f"use one of the names above, or {hint}"))
 
 
 def lower(module, options, until: str | None = None, timings: list | None = None):
     """Run the target pipeline (up to and including pass `until`, if given); the
     per-pass (name, seconds) are appended to `timings` when given (`--stats`)."""
     from ..passes.manager import PassManager, pipeline
-    check_pass_names(options.dump_after, options.target, allow_all=True)
+    check_pass_names(options.dump_after, options.target, for_dump=True)
     if until is not None:
-        check_pass_names([until], options.target, allow_all=False)
+        check_pass_names([until], options.target, for_dump=False)
         if until == PARSE_STAGE:
             return module
     passes = list(pipeline(options.target))
