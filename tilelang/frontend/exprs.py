@@ -123,6 +123,10 @@ class ExprMixin:
     # ------------------------------------------------------------------ operators
     def _e_test(self, tree):
         """A flat operator sequence (see the grammar), read by precedence climbing."""
+        if len(tree.children) > 2 * MAX_OPERANDS:
+            raise fail(CS.UNSUPPORTED_SYNTAX, f"expression with more than {MAX_OPERANDS} "
+                       "operands", self.spans.of(tree), "too long",
+                       help="split it with intermediate variables")
         reader = _OpReader(self, tree.children)
         value, _ = reader.expr(1)
         if reader.pos != len(reader.items):
@@ -247,6 +251,8 @@ class ExprMixin:
         return call_value(self, callee, tree)
 
 
+# Later stages walk expressions recursively: keep their depth well below Python's limit.
+MAX_OPERANDS = 256
 _PREC = {"or": 1, "and": 2, "+": 6, "-": 6, "*": 7, "/": 7, "//": 7, "%": 7}
 _NOT_PREC, _CMP_PREC = 3, 4
 

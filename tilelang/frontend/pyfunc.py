@@ -11,7 +11,7 @@ import inspect
 import textwrap
 
 from ..diagnostics import TileLangError, SourceMap, Diagnostic
-from ..diagnostics import codes_tileops as C3
+from ..diagnostics import codes_syntax as CS, codes_tileops as C3
 from ..ir.nodes import Module
 from .errors import Fail, Spans
 from .function import FunctionBuilder
@@ -115,3 +115,6 @@ def build_function(pyfunc, constants=None) -> Module:
         return Module((prim,), span=prim.span)
     except Fail as err:
         raise TileLangError(err.diag, loader.sources) from None
+    except RecursionError:
+        raise TileLangError(Diagnostic(CS.UNSUPPORTED_SYNTAX, "expression nested too deeply"),
+                            loader.sources) from None
