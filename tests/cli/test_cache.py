@@ -121,3 +121,17 @@ def test_two_processes_compiling_at_once_both_succeed(kernel_file, tmp_path):
         out, err = p.communicate(timeout=300)
         assert p.returncode == 0, err
     assert len(_entries(str(tmp_path / "cache"))) == 1
+
+
+def test_unwritable_cache_still_gives_a_kernel(tmp_path, monkeypatch, capsys):
+    """A cache directory that cannot be created (its parent is a file) only costs caching."""
+    from tilelang.driver import STATS, compile_source
+    blocker = tmp_path / "a_file"
+    blocker.write_text("")
+    monkeypatch.setenv("TILELANG_CACHE_DIR", str(blocker / "cache"))
+    monkeypatch.setenv("TILELANG_LOG", "1")
+    n = STATS["compiled"]
+    kernels.check_vadd(compile_source(kernels.VECTOR_ADD, "v.tl")["vadd"])
+    kernels.check_vadd(compile_source(kernels.VECTOR_ADD, "v.tl")["vadd"])
+    assert STATS["compiled"] == n + 2
+    assert "cannot write the cache" in capsys.readouterr().err

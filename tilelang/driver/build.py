@@ -54,7 +54,12 @@ def build_module(module, options, *, target=None, source_key=None, label=None, c
         log.event("compiled", label, f"in {seconds:.3f} s")
         if cache is None:
             return _load(_private_copy(so_path), out_idx)
-        path = cache.store(akey, so_path)
+        try:
+            path = cache.store(akey, so_path)
+        except OSError as e:
+            # an unwritable cache costs the next process a compile, not this one its kernel
+            log.event("cache_unwritable", cache.dir, f"({e.strerror or e})")
+            return _load(_private_copy(so_path), out_idx)
     if source_key:
         cache.link_source(source_key, akey)
     return _load(path, out_idx)

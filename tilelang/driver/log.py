@@ -16,9 +16,11 @@ def enabled() -> bool:
 
 
 def event(kind: str, what: str, detail: str = "") -> None:
-    """Count `kind` ("compiled" | "cache_hits") and, if logging is on, say it."""
+    """Count `kind` ("compiled" | "cache_hits") and, if logging is on, say it (also
+    "cache_unwritable", which is only said)."""
     if kind in STATS:
         STATS[kind] += 1
     if enabled():
-        word = {"cache_hits": "cache hit"}.get(kind, kind)
+        word = {"cache_hits": "cache hit", "cache_unwritable": "cannot write the cache"}.get(
+            kind, kind)
         print(f"tilelang: {word}: {what}{' ' + detail if detail else ''}", file=sys.stderr)
