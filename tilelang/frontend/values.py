@@ -175,7 +175,7 @@ def unify(a, b, op_span: Span | None = None) -> tuple[Expr, Expr]:
     ea, eb = as_expr(a), as_expr(b)
     if ea.dtype != eb.dtype:
         raise fail(CT.MIXED_DTYPES, f"mixed dtypes: {ea.dtype} and {eb.dtype}",
-                   op_span or ea.span, "operands of different dtypes",
+                   op_span or ea.span, "",
                    secondary=[(ea.span, ea.dtype), (eb.span, eb.dtype)],
                    help=f'convert one side explicitly, e.g. T.cast(x, "{ea.dtype}")')
     return ea, eb
