@@ -63,6 +63,22 @@ def _launch_diagnostic(exc: Exception) -> Diagnostic | None:
     return None
 
 
+def _exit_unexpected(exc: Exception, error_format: str) -> None:
+    """A runtime argument error is the user's; any other exception is a bug in tilec:
+    say so, keep the traceback in a file for the report, exit 3."""
+    launch = _launch_diagnostic(exc)
+    if launch is not None:
+        _report_user_error(TileLangError(launch), error_format)
+        sys.exit(EXIT_USER)
+    report = _write_crash_report(exc)
+    msg = (f"internal compiler error: {type(exc).__name__}: {exc}\n"
+           "  this is a bug in tilec, not in your kernel")
+    if report:
+        msg += f"\n  the traceback was written to {report}"
+    _report_internal(msg, report, error_format)
+    sys.exit(EXIT_INTERNAL)
+
+
 def guarded(fn):
     """Turn the compiler's exceptions into diagnostics and exit codes."""
     @functools.wraps(fn)
@@ -86,17 +102,7 @@ def guarded(fn):
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             sys.exit(0)
         except Exception as exc:  # noqa: BLE001 - anything else is a compiler bug
-            launch = _launch_diagnostic(exc)
-            if launch is not None:
-                _report_user_error(TileLangError(launch), error_format)
-                sys.exit(EXIT_USER)
-            report = _write_crash_report(exc)
-            msg = (f"internal compiler error: {type(exc).__name__}: {exc}\n"
-                   "  this is a bug in tilec, not in your kernel")
-            if report:
-                msg += f"\n  the traceback was written to {report}"
-            _report_internal(msg, report, error_format)
-            sys.exit(EXIT_INTERNAL)
+            _exit_unexpected(exc, error_format)
     return wrapper
 
 
