@@ -168,9 +168,9 @@ def test_fill_global_tile_is_clipped(M, N, bm, bn, symbolic):
 
 @SETTINGS
 @given(M=dims, N=dims, bm=blocks, bn=blocks)
-def test_copy_transposes_and_casts_with_unit_dims(M, N, bm, bn):
-    """X (M, N) int32 -> shared (1, bm, bn) float32 tile -> Y (N, 1, M) via a transposing
-    element loop is not a copy; instead copy tile-by-tile into Y with a leading unit dim."""
+def test_copy_casts_and_pairs_dims_across_unit_dims(M, N, bm, bn):
+    """X (M, N) int32 -> a (1, bm, bn) float32 shared tile -> Y (1, M, N): unit dims on
+    either side are dropped when pairing dims, and the int32 -> float32 cast is exact."""
     X = tensor("X", (M, N), "int32")
     Y = tensor("Y", (1, M, N), "float32")
     S = tensor("S", (1, bm, bn), "float32", "shared")
