@@ -48,7 +48,7 @@ def test_tl0105_assign_to_buffer():
 
 def test_tl0105_store_into_scalar():
     src = kernel_source("x[0] = 1")
-    check_at(src, "TL0105", "cannot store into a int32 value", L, "x")
+    check_at(src, "TL0105", "cannot store into an int32 value", L, "x")
 
 
 def test_tl0105_assign_to_module_constant():
@@ -99,3 +99,9 @@ def test_tl0110_other_module_in_kernel():
 def test_tl0110_module_level_statement():
     src = HEADER.replace("BLOCK = 64", "for i in range(3):\n    pass")
     check_at(src, "TL0110", "only imports, constants", 4, "for i in range(3):\n"[:-1])
+
+
+def test_tl0101_name_from_an_ended_block():
+    src = kernel_source("if x > 0:", "    y = 1.0", "else:", "    y = 2.0", "S[0, 0] = y")
+    check_at(src, "TL0101", "unknown name `y`", L + 4, "y",
+             help=f"`y` was bound in a block that has ended (line {L + 3})")

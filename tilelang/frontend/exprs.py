@@ -48,7 +48,7 @@ class ExprMixin:
     def eval_int(self, tree, what="an integer") -> Expr:
         e = self.eval_expr(tree, what)
         if not dtypes.is_int(e.dtype):
-            raise fail(CT.NOT_INTEGER, f"expected {what}, found a {e.dtype} value", e.span,
+            raise fail(CT.NOT_INTEGER, f"expected {what}, found {describe(e)}", e.span,
                        e.dtype, help='convert explicitly, e.g. T.cast(x, "int32")')
         return e
 
@@ -88,6 +88,10 @@ class ExprMixin:
             hint = did_you_mean(name, self.scope.known())
             if name == "T":
                 hint = "add `import tilelang.language as T` at the top of the file"
+            elif name in self.scope.ended:
+                line = span_of(self.scope.ended[name].value).line
+                hint = (f"`{name}` was bound in a block that has ended (line {line}); to set "
+                        f"it in branches, declare `{name} = T.alloc_var(...)` before them")
             raise fail(CN.UNKNOWN_NAME, f"unknown name `{name}`", span, "not defined",
                        help=hint)
         if isinstance(value, Buffer):

@@ -40,6 +40,7 @@ class Scope:
     def __init__(self, globals_: Globals):
         self.globals = globals_
         self.frames: list[dict[str, Local]] = [{}]
+        self.ended: dict[str, Local] = {}     # names of blocks that have ended (for hints)
 
     @contextmanager
     def block(self):
@@ -47,7 +48,7 @@ class Scope:
         try:
             yield
         finally:
-            self.frames.pop()
+            self.ended.update(self.frames.pop())
 
     def local(self, name: str) -> Local | None:
         for frame in reversed(self.frames):

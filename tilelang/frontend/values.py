@@ -101,12 +101,16 @@ DEFAULT_DTYPE = {"int": "int32", "float": "float32", "bool": "bool"}
 def describe(value) -> str:
     """A few words naming what a value is, for diagnostics."""
     if isinstance(value, Expr):
-        return f"a {value.dtype} value"
+        return f"{article(value.dtype)} {value.dtype} value"
     if isinstance(value, Opaque):
         return value.what
     return {Lit: "a number", DType: "a dtype", Str: "a string", Tup: "a tuple",
             TRef: "a T. function", TModule: "the T module", OpaqueModule: "a module",
             BufRef: "a buffer", Macro: "a macro"}.get(type(value), "this value")
+
+
+def article(word: str) -> str:
+    return "an" if word[:1] in "aeio" else "a"
 
 
 def span_of(value) -> Span:
@@ -135,7 +139,8 @@ def lit_to(lit: Lit, dtype: str, other_span: Span | None = None) -> Const:
     ok = lit.kind == target or (lit.kind == "int" and target == "float")
     if not ok:
         secondary = [(other_span, f"this is {dtype}")] if other_span else []
-        raise fail(CT.MIXED_DTYPES, f"a {lit.kind} literal cannot be used as {dtype}",
+        raise fail(CT.MIXED_DTYPES, f"{article(lit.kind)} {lit.kind} literal cannot be used "
+                   f"as {dtype}",
                    lit.span, f"{lit.kind} literal", secondary=secondary,
                    help=f'convert explicitly, e.g. T.cast(x, "{dtype}")')
     return Const(convert(lit.value, dtype), dtype, span=lit.span)
