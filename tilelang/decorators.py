@@ -11,6 +11,7 @@ the kernel surface as `TileLangError` whose message points into the user's `.py`
 """
 from __future__ import annotations
 
+import inspect
 import os
 
 from .diagnostics import Diagnostic, TileLangError
@@ -155,7 +156,7 @@ class JITFactory:
         self.__wrapped__ = factory
 
     def __call__(self, *args, **kwargs) -> KernelFunction:
-        key = _freeze((args, sorted(kwargs.items())))
+        key = self._key(args, kwargs)
         k = self._kernels.get(key)
         if k is None:
             pyfunc = self.factory(*args, **kwargs)
@@ -165,6 +166,16 @@ class JITFactory:
                                **self.options).compile()
             self._kernels[key] = k
         return k
+
+    def _key(self, args, kwargs):
+        """The parameters as the factory sees them, so `f(32)`, `f(block=32)` and a
+        default spelled out are one kernel."""
+        try:
+            bound = inspect.signature(self.factory).bind(*args, **kwargs)
+        except (TypeError, ValueError):   # a bad call: the factory itself will say why
+            return _freeze((args, sorted(kwargs.items())))
+        bound.apply_defaults()
+        return _freeze(tuple(bound.arguments.items()))
 
     def __repr__(self) -> str:
         return f"<tilelang.JITFactory {self.__name__}: {len(self._kernels)} compiled>"

@@ -33,7 +33,7 @@ def vmul(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32"),
 
 
 @tilelang.jit(out_idx=[-1])
-def scaler(block, factor):
+def scaler(block, factor=2.0):
     @T.prim_func
     def scale(X: T.Tensor((N,), "float32"), Y: T.Tensor((N,), "float32")):
         with T.Kernel(T.ceildiv(N, block), threads=32) as bx:
@@ -87,6 +87,7 @@ def test_jit_factory_compiles_once_per_parameter_tuple():
     k1 = scaler(32, 2.0)
     np.testing.assert_array_equal(k1(x), x * 2.0)
     assert scaler(32, 2.0) is k1
+    assert scaler(block=32) is k1 and scaler(32, factor=2.0) is k1
     k2 = scaler(16, 0.5)
     assert k2 is not k1
     np.testing.assert_array_equal(k2(x), x * 0.5)
