@@ -121,6 +121,20 @@ def test_verify_each_catches_a_pass_that_breaks_the_ir(tmp_path):
     PassManager([Pass("unbind", unbind, "")]).run(small_module())
 
 
+def test_ill_formed_input_is_written_as_the_reproducer(tmp_path):
+    bad = PassManager([Pass("unbind", lambda m: m, "")], verify_each=True,
+                      dump_dir=str(tmp_path))
+    func = small_module().funcs[0]
+    kern = func.body.stmts[0]
+    broken = Module((replace(func, body=replace(func.body, stmts=(replace(
+        kern, body=Store(tensor("B", (8,)), (Var("nowhere"),), Const(0.0, "float32"))),))),))
+    with pytest.raises(InternalError) as info:
+        bad.run(broken)
+    assert "input to the pass pipeline is ill-formed" in str(info.value)
+    assert info.value.reproducer == str(tmp_path / "00_input.repro.tl")
+    assert "nowhere" in open(info.value.reproducer).read()
+
+
 def test_pass_returning_a_non_module_is_an_internal_error():
     with pytest.raises(InternalError, match="returned NoneType"):
         PassManager([Pass("nothing", lambda m: None, "")]).run(small_module())

@@ -134,12 +134,15 @@ class PassManager:
     # ------------------------------------------------------------------ helpers
 
     def _verify(self, module: Module, failing, what: str) -> None:
-        """`failing` is (index, pass, IR before it) for the reproducer, None for the input."""
+        """`failing` is (index, pass, IR before it) for the reproducer; None means the
+        input itself is ill-formed (a frontend bug), and the input is what reproduces it."""
         try:
             verify(module)
         except InternalError as exc:
-            path = None
-            if failing is not None:
+            if failing is None:
+                path = self._write("00_input.repro.tl", "# reproducer: the input to the "
+                                   "pass pipeline, rejected by the verifier", exc, module)
+            else:
                 index, p, before = failing
                 path = self._reproducer(index, p, before, exc)
             raise InternalError(f"{what} is ill-formed: {exc}", reproducer=path) from exc
@@ -156,16 +159,19 @@ class PassManager:
 
     def _reproducer(self, index: int, p: Pass, before: Module, exc) -> str | None:
         """Write the IR before pass `p`; return the path (None if even that fails)."""
-        header = f"# reproducer: the IR before pass `{p.name}`"
+        return self._write(f"{index + 1:02d}_{p.name}.repro.tl",
+                           f"# reproducer: the IR before pass `{p.name}`", exc, before)
+
+    def _write(self, filename: str, header: str, exc, module: Module) -> str | None:
         if exc is not None:
             header += f"\n# which failed with {type(exc).__name__}: " + \
                       " ".join(str(exc).split())
         try:
             directory = self.dump_dir or tempfile.mkdtemp(prefix="tilelang-repro-")
             os.makedirs(directory, exist_ok=True)
-            path = os.path.join(directory, f"{index + 1:02d}_{p.name}.repro.tl")
+            path = os.path.join(directory, filename)
             with open(path, "w", encoding="utf-8") as f:
-                f.write(f"{header}\n{_print(before)}\n")
+                f.write(f"{header}\n{_print(module)}\n")
             return path
         except OSError:
             return None
