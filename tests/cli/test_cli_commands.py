@@ -356,3 +356,10 @@ def test_explain_list(cli):
     codes = [line.split()[0] for line in result.stdout.splitlines()]
     assert "TL0701" in codes and codes == sorted(codes) and len(codes) >= 25
     assert cli("explain").exit_code == 2
+
+
+def test_compile_from_stdin_default_output(cli, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = cli("compile", "-", "--emit", "obj", input=kernels.VECTOR_ADD)
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "out.o").exists()

@@ -72,5 +72,8 @@ def format_timings(timings) -> str:
 
 
 def default_output(source_path: str, kind: str) -> str:
-    stem = os.path.splitext(os.path.basename(source_path))[0] or "out"
+    """`k.tl` -> `k.so` (in the current directory); standard input -> `out.so`."""
+    stem = os.path.splitext(os.path.basename(source_path))[0]
+    if not stem or source_path == "<stdin>":
+        stem = "out"
     return stem + SUFFIX[kind]
