@@ -23,10 +23,11 @@ def sizes(block: int, hi: int):
 # so for the terms that matter, the product and exp2 add a few roundings (relative ~u
 # times the argument, <= ~30 here), and the division by a sum of up to N positive terms
 # adds <= N u worst case, ~sqrt(N) u typically: 1e-5 relative with N <= 600.
-SOFTMAX_TOL = {"float32": dict(rtol=1e-5, atol=1e-9), "float16": dict(rtol=1e-2, atol=1e-4)}
+SOFTMAX_TOL = {"float32": dict(rtol=1e-5, atol=1e-9), "float16": dict(rtol=1e-2, atol=1e-4),
+               "bfloat16": dict(rtol=1e-2, atol=1e-4)}
 
 
-@pytest.mark.parametrize("dtype", ["float32", "float16"])
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
 @SETTINGS
 @given(m=sizes(8, 40), n=sizes(256, 600), seed=SEEDS)
 def test_softmax(dtype, m, n, seed):
