@@ -381,3 +381,27 @@ def test_predicate_keeps_guards_that_read_memory_inside_the_loop():
                         if n >= 0 and n < 4:
                             C[n] = 1.0
     """)
+
+
+def test_predicate_merges_equal_guards_of_a_loop_body_then_hoists():
+    check(predicate, """
+        M = T.dynamic("M")
+
+        @T.prim_func
+        def kern(X: T.Tensor((M, 8), "float32"), Y: T.Tensor((M, 8), "float32")):
+            with T.Kernel(T.ceildiv(M, 4), threads=1) as bx:
+                for i, j in T.Parallel(4, 8):
+                    X[bx * 4 + i, j] = 1.0
+                    Y[bx * 4 + i, j] = 2.0
+    """, """
+        M = T.dynamic("M")
+
+        @T.prim_func
+        def kern(X: T.Tensor((M, 8), "float32"), Y: T.Tensor((M, 8), "float32")):
+            with T.Kernel(T.ceildiv(M, 4), threads=1) as bx:
+                for i in T.Parallel(4):
+                    if bx * 4 + i < M:
+                        for j in T.Parallel(8):
+                            X[bx * 4 + i, j] = 1.0
+                            Y[bx * 4 + i, j] = 2.0
+    """)

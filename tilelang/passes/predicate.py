@@ -9,8 +9,9 @@ out-of-bounds reads as 0).
 
 A load whose conditions are already implied (by the guard of the store it feeds, by an
 enclosing `if`, or by the condition of an enclosing `T.if_then_else`) is not guarded
-again. Guard conjuncts that do not depend on a loop's variable are hoisted out of that
-loop, so the innermost loop tests only its own index.
+again. Adjacent statements with the same guard share one `if`, and guard conjuncts that
+do not depend on a loop's variable are hoisted out of that loop, so the innermost loop
+tests only its own index.
 
 Block-local buffers are not guarded; an access that surely leaves one is reported as a
 user error (local_bounds.py).
@@ -22,7 +23,7 @@ from dataclasses import replace
 from ..ir import (Expr, Const, Var, Binary, Cast, Select, Load, Stmt, Seq, Let, Alloc, For, If,
                   Kernel, Module, PrimFunc, Buffer, walk)
 from .bounds import Bounds, loop_interval, snapshot
-from .canon import canonicalize
+from .canon import canonicalize, make_body
 from .fold import zero
 from .local_bounds import check_local_bounds
 
@@ -116,7 +117,7 @@ class _Guard:
 
     def s_Seq(self, s: Seq, env: dict, implied: frozenset) -> Stmt:
         env = dict(env)         # Lets bind for the rest of this Seq only
-        return replace(s, stmts=tuple(self.stmt(x, env, implied) for x in s.stmts))
+        return replace(s, stmts=_merge_guards([self.stmt(x, env, implied) for x in s.stmts]))
 
     def s_Let(self, s: Let, env: dict, implied: frozenset) -> Stmt:
         value = self.expr(s.value, env, implied)
@@ -182,6 +183,21 @@ def _hoist(loop: For) -> Stmt:
         return loop
     new_body = body.then_body if not inner else replace(body, cond=conjoin(inner, body.span))
     return If(conjoin(outer, body.span), replace(loop, body=new_body), span=body.span)
+
+
+def _merge_guards(stmts: list[Stmt]) -> tuple[Stmt, ...]:
+    """Adjacent `if c:` statements with the same load-free condition share one `if`
+    (the condition cannot change between them), so a loop body of several guarded
+    stores becomes a single guard that `_hoist` can lift."""
+    out: list[Stmt] = []
+    for s in stmts:
+        prev = out[-1] if out else None
+        if (isinstance(s, If) and isinstance(prev, If) and s.else_body is None
+                and prev.else_body is None and s.cond == prev.cond and _load_free(s.cond)):
+            out[-1] = replace(prev, then_body=make_body([prev.then_body, s.then_body]))
+        else:
+            out.append(s)
+    return tuple(out)
 
 
 def _load_free(e: Expr) -> bool:
