@@ -105,3 +105,9 @@ def test_tl0101_name_from_an_ended_block():
     src = kernel_source("if x > 0:", "    y = 1.0", "else:", "    y = 2.0", "S[0, 0] = y")
     check_at(src, "TL0101", "unknown name `y`", L + 4, "y",
              help=f"`y` was bound in a block that has ended (line {L + 3})")
+
+
+def test_tl0109_buffer_declared_twice():
+    src = kernel_source('Q = T.alloc_shared((4,), "float32")', 'Q = T.alloc_shared((8,), "float32")')
+    d = check_at(src, "TL0109", "`Q` is already defined", L + 1, "Q")
+    assert d.secondary[0].line == L

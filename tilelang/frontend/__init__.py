@@ -18,6 +18,7 @@ def parse_module(text: str, filename: str = "<string>", defines=None) -> Module:
     from .parser import parse_tree
     from .module import ModuleBuilder
     spans = Spans(filename)
+    text = text[1:] if text.startswith("\ufeff") else text      # a byte-order mark
     try:
         tree = parse_tree(text, spans)
         return ModuleBuilder(spans, defines).build(tree, text)

@@ -148,8 +148,8 @@ def pair(src: RegionSpec, dst: RegionSpec, op: str) -> tuple[Region, Region]:
     """Resolve the extents of two regions that must agree (T.copy, tile atomics)."""
     if src.extents is None and dst.extents is None:
         raise fail(C3.COPY_NO_EXTENT, f"{op} cannot infer the size of the region: both "
-                   "sides are start corners", dst.span, "start corner",
-                   secondary=[(src.span, "start corner")],
+                   "sides are start corners (or buffers of dynamic shape)", dst.span,
+                   "size unknown", secondary=[(src.span, "size unknown")],
                    help="give one side as a whole buffer or with slices, e.g. A[i:i + 32, :]")
     src_ext = src.extents if src.extents is not None else fit(src, dst.extents, dst.span)
     dst_ext = dst.extents if dst.extents is not None else fit(dst, src_ext, src.span)

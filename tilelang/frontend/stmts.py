@@ -113,7 +113,7 @@ class StmtMixin:
         tspan = self.spans.of(target)
         alloc = self._alloc_call(value_tree)
         if alloc is not None:
-            self._check_fresh_local(name, tspan)
+            self._check_new_buffer(name, tspan)
             node = self.alloc(alloc, self.fresh(name), value_tree, tspan)
             node = replace(node, span=span)
             self.scope.bind(name, node.buffer, "alloc")
@@ -137,6 +137,14 @@ class StmtMixin:
             if isinstance(callee, TRef) and callee.name in ALLOCS:
                 return callee.name
         return None
+
+    def _check_new_buffer(self, name, span):
+        local = self.scope.local(name)
+        if local is not None and local.kind in ("alloc", "let", "const"):
+            raise fail(CN.DUPLICATE_DEFINITION, f"`{name}` is already defined", span,
+                       "defined again", secondary=[(span_of(local.value), "first defined here")],
+                       help="give the new buffer its own name")
+        self._check_fresh_local(name, span)
 
     def _check_fresh_local(self, name, span):
         existing, local = self.scope.lookup(name)
