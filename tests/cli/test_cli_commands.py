@@ -363,3 +363,17 @@ def test_compile_from_stdin_default_output(cli, tmp_path, monkeypatch):
     result = cli("compile", "-", "--emit", "obj", input=kernels.VECTOR_ADD)
     assert result.exit_code == 0, result.output
     assert (tmp_path / "out.o").exists()
+
+
+def test_gemm_flops_follow_let_bound_trip_counts():
+    from tilelang.driver import make_options, parse
+    from tilelang.driver.evaluate import gemm_flops
+    let_bound = kernels.SMALL_GEMM.replace(
+        "        for k in T.Pipelined(T.ceildiv(K, BK), num_stages=2):",
+        "        steps = T.ceildiv(K, BK)\n        for k in T.Pipelined(steps, num_stages=2):")
+    func = parse(let_bound, "mm.tl", make_options()).funcs[0]
+    assert gemm_flops(func, {"M": 32, "N": 32, "K": 16}) == 4 * 2 * 2 * 16 * 16 * 8
+    by_block = kernels.SMALL_GEMM.replace("T.Pipelined(T.ceildiv(K, BK)",
+                                          "T.Pipelined(T.ceildiv(K, BK) - by")
+    func = parse(by_block, "mm.tl", make_options()).funcs[0]
+    assert gemm_flops(func, {"M": 32, "N": 32, "K": 16}) is None

@@ -40,7 +40,8 @@ class RunReport:
             out.append(f"  compute  {self.flops / t / 1e9:.3f} GFLOP/s  "
                        f"({self.flops / 1e9:.4f} GFLOP of T.gemm tiles)")
         elif self.flops is None:
-            out.append("  compute  (not counted: a loop around T.gemm depends on tensor data)")
+            out.append("  compute  (not counted: a loop around T.gemm has a trip count that "
+                       "depends on more than the sizes)")
         return out
 
 

@@ -61,8 +61,9 @@ def _is_int(dtype: str) -> bool:
 
 def gemm_flops(func, env: dict) -> int | None:
     """Floating-point operations of the `T.gemm`s of `func` (2*m*n*k per tile product,
-    times the trip counts around it); 0 without a gemm; None when a trip count depends on
-    tensor data. Tiles are counted whole, so ragged sizes count their padding."""
+    times the trip counts around it); 0 without a gemm; None when a trip count is not a
+    function of the sizes alone (it depends on a block index or on tensor data). Tiles
+    are counted whole, so ragged sizes count their padding."""
     try:
         return _flops(func.body, dict(env))
     except NotConstant:
@@ -75,7 +76,13 @@ def _flops(stmt, env) -> int:
         k = stmt.a.extents[-2] if stmt.transpose_a else stmt.a.extents[-1]
         return 2 * m * n * k
     if isinstance(stmt, ir.Seq):
-        return sum(_flops(s, env) for s in stmt.stmts)
+        env = dict(env)             # a Let binds for the rest of its sequence
+        total = 0
+        for s in stmt.stmts:
+            if isinstance(s, ir.Let):
+                _bind(s, env)
+            total += _flops(s, env)
+        return total
     if isinstance(stmt, ir.For):
         inner = _flops(stmt.body, env)
         return inner * max(0, int(evaluate(stmt.extent, env))) if inner else 0
@@ -90,3 +97,12 @@ def _flops(stmt, env) -> int:
         return max(_flops(stmt.then_body, env),
                    _flops(stmt.else_body, env) if stmt.else_body is not None else 0)
     return 0
+
+
+def _bind(let, env: dict) -> None:
+    """Bind a Let's variable when its value follows from the sizes (e.g. a tile count);
+    one that depends on a block index or on data stays unbound."""
+    try:
+        env[let.var.name] = evaluate(let.value, env)
+    except NotConstant:
+        env.pop(let.var.name, None)
