@@ -41,3 +41,11 @@ def test_frontend_codes_have_explanations():
     for code, (title, text) in codes.items():
         assert title and len(text) > 40, code
         assert explain(code).startswith(f"{code}: {title}")
+
+
+def test_every_frontend_code_has_a_diagnostic_test():
+    from pathlib import Path
+    tests = "".join(p.read_text() for p in Path(__file__).parent.glob("test_diagnostics_*.py"))
+    codes = [c for c in all_codes() if c[:4] in ("TL00", "TL01", "TL02", "TL03")]
+    untested = [c for c in codes if f'"{c}"' not in tests]
+    assert untested == []
