@@ -280,3 +280,9 @@ def test_tilelang_scheduling_hints_are_accepted():
                       "    pass"))
     assert isinstance(s[2], Copy) and isinstance(s[3], Gemm)
     assert s[5].annotations == (("num_stages", 2),)
+
+
+def test_tilelang_scheduling_statements_are_ignored():
+    s = stmts(body_of("T.use_swizzle(10)", "T.use_swizzle(panel_size=10, enable=True)",
+                      "A[0, 0] = 1.0"))
+    assert len(s) == 1 and isinstance(s[0], Store)

@@ -9,7 +9,7 @@ from lark import Tree
 from ..diagnostics import codes_names as CN, codes_syntax as CS, codes_tileops as C3
 from ..diagnostics import codes_types as CT
 from ..ir.nodes import Stmt, Seq, Let, Store, If, Var, Buffer, Load, Expr, Const
-from ..language.names import TILE_OPS, ALLOCS
+from ..language.names import TILE_OPS, ALLOCS, HINTS
 from .callargs import Sig, bind
 from .errors import fail
 from .scope import Scope
@@ -92,6 +92,8 @@ class StmtMixin:
                 return self.tile_op(callee.name, expr, span)
             if isinstance(callee, Macro):
                 return self.inline_macro(callee, expr, span)
+            if isinstance(callee, TRef) and callee.name in HINTS:
+                return []                   # GPU scheduling hint: nothing to do here
             if isinstance(callee, TRef) and callee.name in ALLOCS:
                 raise fail(CS.UNSUPPORTED_SYNTAX, f"the result of `T.{callee.name}` must be "
                            "assigned to a name", span, "allocation is discarded")

@@ -8,7 +8,7 @@ executed: calling `T.copy` and friends from Python raises `KernelBodyError`.
 """
 from __future__ import annotations
 
-from .names import (DTYPE_NAMES, EXPR_FUNCS, TILE_OPS, ALLOCS, LOOP_ITERS, STRUCTURE,
+from .names import (DTYPE_NAMES, EXPR_FUNCS, TILE_OPS, ALLOCS, LOOP_ITERS, HINTS,
                     ALL_NAMES)
 
 
@@ -89,7 +89,7 @@ def _compiled_only(name: str):
     return function
 
 
-for _name in EXPR_FUNCS + TILE_OPS + ALLOCS + LOOP_ITERS + ("Kernel",):
+for _name in EXPR_FUNCS + TILE_OPS + ALLOCS + LOOP_ITERS + HINTS + ("Kernel",):
     globals()[_name] = _compiled_only(_name)
 
 del _name

@@ -14,7 +14,9 @@ TILE_OPS = ("copy", "gemm", "fill", "clear", "reduce_sum", "reduce_max", "reduce
 ALLOCS = ("alloc_shared", "alloc_fragment", "alloc_local", "alloc_var", "alloc_global")
 # for v in T.<name>(...)
 LOOP_ITERS = ("Parallel", "parallel", "Pipelined", "serial", "unroll", "vectorized")
+# TileLang's GPU scheduling statements: accepted (so kernels port unchanged), no effect
+HINTS = ("use_swizzle", "no_set_max_nreg", "disable_warp_group_reg_alloc")
 # structure and declarations
 STRUCTURE = ("Kernel", "prim_func", "macro", "Tensor", "Buffer", "dynamic", "symbolic")
 
-ALL_NAMES = DTYPE_NAMES + EXPR_FUNCS + TILE_OPS + ALLOCS + LOOP_ITERS + STRUCTURE
+ALL_NAMES = DTYPE_NAMES + EXPR_FUNCS + TILE_OPS + ALLOCS + LOOP_ITERS + STRUCTURE + HINTS
