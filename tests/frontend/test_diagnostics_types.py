@@ -127,3 +127,8 @@ def test_tl0218_num_stages_not_constant():
 def test_tl0219_slice_outside_local_buffer():
     src = kernel_source("T.fill(S[60:68, 0:4], 0)")
     check_at(src, "TL0219", "slice 60:68 is outside dimension 0 of `S`", L, "60:68")
+
+
+def test_tl0216_literal_out_of_range():
+    src = kernel_source("y = x + 4000000000")
+    check_at(src, "TL0216", "literal 4000000000 does not fit in int32", L, "4000000000")

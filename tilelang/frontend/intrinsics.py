@@ -104,8 +104,7 @@ def _ceildiv(b, name, tree, span):
 
 
 def _minmax(b, name, tree, span):
-    label = f"T.{name}" if b.spans.of(tree.children[0]).end_col - \
-        b.spans.of(tree.children[0]).col > len(name) else name
+    label = f"T.{name}" if getattr(tree.children[0], "data", "") == "getattr" else name
     args = bind(Sig(label, (("a", REQUIRED), ("b", REQUIRED))), tree, b.spans)
     x, y = unify(b.eval(args["a"]), b.eval(args["b"]), span)
     if x.dtype == "bool":

@@ -143,7 +143,17 @@ def lit_to(lit: Lit, dtype: str, other_span: Span | None = None) -> Const:
                    f"as {dtype}",
                    lit.span, f"{lit.kind} literal", secondary=secondary,
                    help=f'convert explicitly, e.g. T.cast(x, "{dtype}")')
+    if target == "int" and not _fits(int(lit.value), dtype):
+        raise fail(CT.BAD_OPERAND, f"literal {lit.value} does not fit in {dtype}", lit.span,
+                   "out of range", help="use a wider dtype, e.g. T.int64(...)")
     return Const(convert(lit.value, dtype), dtype, span=lit.span)
+
+
+def _fits(value: int, dtype: str) -> bool:
+    n = dtypes.bits(dtype)
+    if dtypes.is_signed(dtype):
+        return -(1 << (n - 1)) <= value < (1 << (n - 1))
+    return 0 <= value < (1 << n)
 
 
 def materialize(lit: Lit) -> Const:
