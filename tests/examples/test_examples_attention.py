@@ -20,13 +20,14 @@ DIM = 64
 TOL = {"float32": 1e-5, "float16": 1e-2, "bfloat16": 1e-2}
 
 
-def run_attention(dtype, causal, b, h, sq, skv, seed):
+def run_attention(dtype, causal, b, h, sq, skv, seed, **defines):
+    dim = defines.get("DIM", DIM)
     rng = np.random.default_rng(seed)
-    q = random(rng, (b, h, sq, DIM), dtype)
-    k = random(rng, (b, h, skv, DIM), dtype)
-    v = random(rng, (b, h, skv, DIM), dtype)
-    o = np.full((b, h, sq, DIM), np.nan, dtype=np_dtype(dtype))
-    kernel("flash_attention", dtype=dtype, CAUSAL=causal)(q, k, v, o)
+    q = random(rng, (b, h, sq, dim), dtype)
+    k = random(rng, (b, h, skv, dim), dtype)
+    v = random(rng, (b, h, skv, dim), dtype)
+    o = np.full((b, h, sq, dim), np.nan, dtype=np_dtype(dtype))
+    kernel("flash_attention", dtype=dtype, CAUSAL=causal, **defines)(q, k, v, o)
     want = ref.flash_attention(q, k, v, causal=causal)
     vmax = float(np.max(np.abs(v.astype(np.float64))))
     assert_close(o, want, rtol=TOL[dtype], atol=TOL[dtype] * vmax,
@@ -52,6 +53,13 @@ def test_flash_attention_causal(dtype, b, h, sq, extra, seed):
     # causal masking aligns query i with key i (queries past the last key see them all);
     # every query sees key 0, so no row is fully masked
     run_attention(dtype, True, b, h, sq, max(1, sq + extra), seed)
+
+
+@pytest.mark.parametrize("defines", [dict(DIM=32, BLOCK_M=16, BLOCK_N=64),
+                                     dict(DIM=128, BLOCK_M=32, BLOCK_N=16)])
+def test_flash_attention_other_head_dims_and_blocks(defines):
+    run_attention("float32", True, 1, 2, 77, 90, 13, **defines)
+    run_attention("float32", False, 2, 1, 33, 129, 14, **defines)
 
 
 @pytest.mark.slow
