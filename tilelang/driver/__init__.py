@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ..diagnostics import Diagnostic, TileLangError
 from ..diagnostics.codes_driver import FILE_NOT_FOUND
-from .build import build_module, build_source, compile_to_object
+from .build import build_module, build_source
 from .emit import KINDS, ir_text, text_output, write_output
 from .log import STATS
 from .options import Options, make_options
@@ -19,7 +19,7 @@ from . import stages
 
 __all__ = ["compile_source", "compile_file", "compile_pyfunc", "read_source", "parse",
            "make_options", "Options", "ir_text", "text_output", "write_output", "KINDS",
-           "STATS", "build_module", "compile_to_object"]
+           "STATS", "build_module"]
 
 
 def compile_source(text: str, filename: str = "<string>", *, defines=None, target="cpu",

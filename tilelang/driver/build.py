@@ -65,15 +65,9 @@ def build_module(module, options, *, target=None, source_key=None, label=None, c
     return _load(path, out_idx)
 
 
-def compile_to_object(module, options, target=None):
-    """Lower and codegen `module`: the CompiledObject (for the emit kinds)."""
-    target = target or resolve_target(options)
-    return stages.codegen(stages.lower(module, options), options, target)
-
-
 def _compile_to(module, options, target, so_path: str) -> float:
     start = time.perf_counter()
-    compiled = compile_to_object(module, options, target)
+    compiled = stages.compile_object(module, options, target)
     stages.link(compiled, so_path)
     return time.perf_counter() - start
 

@@ -50,9 +50,7 @@ def write_output(module, options, kind: str, out: str, timings: list | None = No
 
 
 def _codegen(module, options, timings):
-    lowered = stages.lower(module, options, timings=timings)
-    return _timed(timings, "codegen",
-                  lambda: stages.codegen(lowered, options, resolve_target(options)))
+    return stages.compile_object(module, options, resolve_target(options), timings)
 
 
 def _timed(timings, name: str, fn):

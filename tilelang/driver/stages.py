@@ -98,6 +98,18 @@ def codegen(lowered, options, target: dict):
                           features=target["features"], triple=target["triple"])
 
 
+def compile_object(module, options, target: dict, timings: list | None = None):
+    """Lower and codegen `module` (the parsed IR): the CompiledObject. `timings`
+    collects (stage, seconds) for `--stats`."""
+    import time
+    lowered = lower(module, options, timings=timings)
+    start = time.perf_counter()
+    compiled = codegen(lowered, options, target)
+    if timings is not None:
+        timings.append(("codegen", time.perf_counter() - start))
+    return compiled
+
+
 def link(compiled, so_path: str) -> None:
     from ..codegen.llvm import link_shared
     link_shared(compiled.object, so_path)
