@@ -12,8 +12,9 @@ spellings exist so that this holds exactly:
   untyped literals fold;
 * loops: `range(n)`, `T.serial(a, b)`, `T.Parallel(n, ...)` (min 0),
   `T.parallel(a, b)`, `T.vectorized`, `T.unroll`, `T.Pipelined(n, num_stages=s)`;
-* regions: a whole buffer by name, otherwise slices `A[i:i + 128, 0:32]` (a dim of
-  extent 1 as a bare index when another dim is a slice).
+* regions: a whole buffer by name; next to a whole buffer, a start corner `A[i, j]`
+  when the parser infers the same extents; otherwise slices `A[i:i + 128, 0:32]` (a
+  dim of extent 1 as a bare index when another dim is a slice).
 
 Imports nothing outside tilelang.ir and tilelang.dtypes.
 """
@@ -141,7 +142,8 @@ def _simple(s: Stmt) -> str:
         return f"T.atomic_{s.op}({_element(s.buffer, s.indices)}, " \
                f"{_expr(s.value, s.buffer.dtype)[0]})"
     if isinstance(s, Copy):
-        return f"T.copy({_region(s.src)}, {_region(s.dst)})"
+        src, dst = _region_pair(s.src, s.dst)
+        return f"T.copy({src}, {dst})"
     if isinstance(s, Fill):
         return f"T.fill({_region(s.dst)}, {_expr(s.value, s.dst.buffer.dtype)[0]})"
     if isinstance(s, Gemm):
@@ -154,7 +156,8 @@ def _simple(s: Stmt) -> str:
         clear = "" if s.clear else ", clear=False"
         return f"T.reduce_{s.kind}({s.src.name}, {s.dst.name}, dim={s.dim}{clear})"
     if isinstance(s, TileAtomic):
-        return f"T.atomic_{s.op}({_region(s.dst)}, {_region(s.src)})"
+        src, dst = _region_pair(s.src, s.dst)
+        return f"T.atomic_{s.op}({dst}, {src})"
     raise TypeError(f"cannot print statement {type(s).__name__}")
 
 
@@ -230,11 +233,35 @@ def _end(start: Expr, extent: Expr) -> Expr:
 
 # ----------------------------------------------------------------------------- regions
 
+def _is_whole(r: Region) -> bool:
+    return len(r.extents) == len(r.buffer.shape) and all(_is_zero(s) for s in r.starts) \
+        and all(isinstance(d, Const) and d.value == e for d, e in zip(r.buffer.shape, r.extents))
+
+
+def _inferred(ndim: int, other: tuple) -> tuple | None:
+    """The extents the parser gives a start corner `A[i, j]` of an `ndim`-d buffer next
+    to a region of extents `other` (same rank: the same; else non-unit extents
+    right-aligned)."""
+    if len(other) == ndim:
+        return tuple(other)
+    core = tuple(e for e in other if e != 1)
+    return None if len(core) > ndim else (1,) * (ndim - len(core)) + core
+
+
+def _region_pair(src: Region, dst: Region) -> tuple[str, str]:
+    """Two regions of a copy: a side next to a whole buffer prints as its start corner
+    (`T.copy(A[by * 128, k * 32], A_s)`) when the parser infers the same extents."""
+    texts = []
+    for this, other in ((src, dst), (dst, src)):
+        corner = (not _is_whole(this) and _is_whole(other)
+                  and _inferred(len(this.extents), tuple(other.extents)) == tuple(this.extents))
+        texts.append(_element(this.buffer, this.starts) if corner else _region(this))
+    return texts[0], texts[1]
+
+
 def _region(r: Region) -> str:
     buf = r.buffer
-    whole = all(_is_zero(s) for s in r.starts) and all(
-        isinstance(d, Const) and d.value == e for d, e in zip(buf.shape, r.extents))
-    if whole and len(r.extents) == len(buf.shape):
+    if _is_whole(r):
         return buf.name
     any_slice = any(e != 1 for e in r.extents)
     parts = []
