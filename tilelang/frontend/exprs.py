@@ -280,10 +280,10 @@ class _OpReader:
     def _prec(self, tok) -> int:
         return _CMP_PREC if tok.type == "COMP_OP" else _PREC[str(tok)]
 
-    def expr(self, min_prec):
+    def expr(self, min_prec, after_not=False):
         """(value, span) of the longest expression whose operators bind at least as
-        tightly as `min_prec`."""
-        lhs, span = self._prefix(min_prec)
+        tightly as `min_prec`; `after_not`: the operand of a `not` (may be `not` again)."""
+        lhs, span = self._prefix(min_prec, after_not)
         while True:
             tok = self._peek_op()
             if tok is None or self._prec(tok) < min_prec:
@@ -298,15 +298,15 @@ class _OpReader:
             lhs = self.b.binop(str(tok), lhs, rhs, span,
                                span if prec <= 2 else self.b.spans.of(tok))
 
-    def _prefix(self, min_prec):
+    def _prefix(self, min_prec, after_not):
         item = self.items[self.pos]
         if isinstance(item, Token) and item.type == "NOT":
-            if min_prec > _NOT_PREC:
+            if min_prec > _NOT_PREC and not after_not:
                 raise fail(CS.UNEXPECTED_TOKEN, "`not` cannot follow this operator here",
                            self.b.spans.of(item), "needs parentheses",
                            help="write the negation in parentheses: `(not x)`")
             self.pos += 1
-            operand, ospan = self.expr(_CMP_PREC)
+            operand, ospan = self.expr(_CMP_PREC, after_not=True)
             span = join(self.b.spans.of(item), ospan)
             return self.b.not_value(operand, span), span
         self.pos += 1
