@@ -1,0 +1,89 @@
+"""tcsim artifacts: a program plus its signature, grid, resource use and target config.
+
+File layout: magic `TCSIMART`, a little-endian u32 length, a JSON header, then the
+binary program (encoding.py). The header is redundant with the program for what a loader
+must check without decoding it (config, resources) and for people (`strings` shows it).
+`load` rejects a program that does not fit the machine it is loaded for.
+"""
+from __future__ import annotations
+
+import json
+import struct
+from dataclasses import dataclass
+
+from .config import MachineConfig, get_config
+from .encoding import decode, encode
+from .isa import Program
+from .validate import validate
+
+MAGIC = b"TCSIMART"
+FORMAT = 1
+
+
+class ArtifactError(ValueError):
+    """Not a tcsim artifact, or one that does not fit the target machine."""
+
+
+@dataclass(frozen=True)
+class Artifact:
+    program: Program
+    config_name: str
+
+    def header(self) -> dict:
+        p = self.program
+        return {"format": FORMAT, "kernel": p.name, "config": self.config_name,
+                "params": [{"name": x.name, "kind": x.kind, "dtype": x.dtype,
+                            "shape": list(x.shape)} for x in p.params],
+                "grid": list(p.grid), "raster": p.raster, "resources": p.resources(),
+                "instructions": len(p.code)}
+
+    def to_bytes(self) -> bytes:
+        head = json.dumps(self.header(), sort_keys=True).encode("utf-8")
+        return MAGIC + struct.pack("<I", len(head)) + head + encode(self.program)
+
+    def save(self, path) -> None:
+        with open(path, "wb") as f:
+            f.write(self.to_bytes())
+
+
+def from_bytes(data: bytes, config: MachineConfig | str | None = None) -> Artifact:
+    """Parse an artifact and check it against `config` (default: the config it names)."""
+    if not data.startswith(MAGIC) or len(data) < len(MAGIC) + 4:
+        raise ArtifactError("not a tcsim artifact (bad magic)")
+    (n,) = struct.unpack_from("<I", data, len(MAGIC))
+    start = len(MAGIC) + 4
+    try:
+        head = json.loads(data[start:start + n].decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise ArtifactError("corrupt tcsim artifact header") from None
+    if head.get("format") != FORMAT:
+        raise ArtifactError(f"tcsim artifact format {head.get('format')} is not {FORMAT}")
+    program = decode(data[start + n:])
+    cfg = get_config(config if config is not None else head["config"])
+    check_fits(program, cfg)
+    return Artifact(program, cfg.name)
+
+
+def load(path, config: MachineConfig | str | None = None) -> Artifact:
+    with open(path, "rb") as f:
+        return from_bytes(f.read(), config)
+
+
+def check_fits(program: Program, cfg: MachineConfig) -> None:
+    """Raise ArtifactError when the program needs more than `cfg` has, or uses a memory
+    level where the machine cannot (e.g. an MMA operand outside the MMA's buffers)."""
+    use = program.resources()
+    for level, need in use.items():
+        if level in ("semaphores", "registers"):
+            continue
+        try:
+            have = cfg.level_bytes(level)
+        except Exception:
+            raise ArtifactError(f"{program.name}: memory level {level} does not exist on "
+                                f"{cfg.name}") from None
+        if need > have:
+            raise ArtifactError(f"{program.name}: needs {need} bytes of {level}, "
+                                f"{cfg.name} has {have}")
+    problems = validate(program, cfg)
+    if problems:
+        raise ArtifactError(f"{program.name} does not fit {cfg.name}: " + "; ".join(problems))

@@ -1,0 +1,101 @@
+"""Shared bandwidth: processor-sharing pools (HBM, L2) and a tile-granular L2 cache.
+
+A pool of bandwidth R bytes/cycle is shared equally by its n active transfers, each also
+capped at its core's port rate: every transfer moves at min(cap, R / n). Because all
+active transfers of a pool move at the same rate, one "virtual work" clock V (bytes each
+active transfer has moved since the pool began) orders their completions: a transfer of
+b bytes that starts at V0 finishes when V reaches V0 + b. Each arrival or departure is
+O(log n) — the simulator stays fast with hundreds of transfers in flight.
+"""
+from __future__ import annotations
+
+import heapq
+from collections import OrderedDict
+
+
+class Pool:
+    __slots__ = ("name", "rate_total", "cap", "v", "t", "heap", "n", "version", "seq",
+                 "bytes")
+
+    def __init__(self, name: str, bytes_per_clk: float, cap: float):
+        self.name = name
+        self.rate_total = bytes_per_clk
+        self.cap = cap
+        self.v = 0.0
+        self.t = 0.0
+        self.heap: list = []
+        self.n = 0
+        self.version = 0
+        self.seq = 0
+        self.bytes = 0.0
+
+    def rate(self) -> float:
+        """Bytes per cycle of each active transfer."""
+        if not self.n:
+            return 0.0
+        share = self.rate_total / self.n
+        return share if share < self.cap else self.cap
+
+    def advance(self, now: float) -> None:
+        if now > self.t:
+            if self.n:
+                self.v += self.rate() * (now - self.t)
+            self.t = now
+
+    def add(self, now: float, nbytes: float, job) -> None:
+        self.advance(now)
+        self.seq += 1
+        heapq.heappush(self.heap, (self.v + nbytes, self.seq, job))
+        self.n += 1
+        self.bytes += nbytes
+        self.version += 1
+
+    def next_finish(self) -> float | None:
+        """Absolute time of the next completion, at the current rate."""
+        if not self.heap:
+            return None
+        return self.t + max(0.0, self.heap[0][0] - self.v) / self.rate()
+
+    def pop_done(self, now: float) -> list:
+        self.advance(now)
+        done = []
+        eps = 1e-9 * max(1.0, self.v)
+        while self.heap and self.heap[0][0] <= self.v + eps:
+            done.append(heapq.heappop(self.heap)[2])
+        if done:
+            self.n -= len(done)
+            self.version += 1
+        return done
+
+
+class L2:
+    """An LRU cache of tiles: a load of the same box of the same tensor hits while the
+    box is resident. Tile granularity matches how tiled kernels reuse data (the same A
+    row-panel tile is read by every block of a row)."""
+    __slots__ = ("capacity", "used", "lines", "hits", "misses", "hit_bytes", "miss_bytes")
+
+    def __init__(self, capacity: int):
+        self.capacity = capacity
+        self.used = 0
+        self.lines: OrderedDict = OrderedDict()
+        self.hits = self.misses = 0
+        self.hit_bytes = self.miss_bytes = 0.0
+
+    def access(self, key, nbytes: int) -> bool:
+        """True on a hit. A miss allocates the tile (evicting the least recently used)."""
+        lines = self.lines
+        if key in lines:
+            lines.move_to_end(key)
+            self.hits += 1
+            self.hit_bytes += nbytes
+            return True
+        self.misses += 1
+        self.miss_bytes += nbytes
+        if nbytes > self.capacity:
+            return False
+        lines[key] = nbytes
+        self.used += nbytes
+        while self.used > self.capacity:
+            _, b = lines.popitem(last=False)
+            self.used -= b
+        return False

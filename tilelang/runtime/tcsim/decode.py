@@ -1,0 +1,166 @@
+"""Programs pre-decoded for the simulator: operands as (is_register, value) pairs,
+jump targets resolved, static costs (MMA atoms, VEC elements) computed once.
+
+The scalar unit then interprets a flat list of `DI` records without looking anything up
+by name, which is what keeps an 8192^3 GEMM (millions of instructions) simulable.
+"""
+from __future__ import annotations
+
+import math
+
+from .config import MachineConfig
+from .isa import Glob, Imm, Program, Reg, SemRef, Tile, Wait
+
+ENGINE_INDEX = {"DMA_IN": 0, "DMA_OUT": 1, "MMA": 2, "VEC": 3}
+ENGINE_NAMES = ("DMA_IN", "DMA_OUT", "MMA", "VEC")
+
+
+def spec(x):
+    """(True, register index) or (False, immediate value) or None."""
+    if x is None:
+        return None
+    if isinstance(x, Reg):
+        return (True, x.index)
+    if isinstance(x, Imm):
+        return (False, x.value)
+    return x
+
+
+class TileSpec:
+    __slots__ = ("buf", "decl", "stage", "dims")
+
+    def __init__(self, t: Tile, decl):
+        self.buf = t.buf
+        self.decl = decl
+        self.stage = spec(t.stage)
+        self.dims = t.dims
+
+
+class DI:
+    """One decoded instruction."""
+    __slots__ = ("op", "engine", "args", "jump", "tiles", "glob", "box", "waits",
+                 "signal", "cycles", "flops", "mma_dtype", "attrs", "reads", "writes",
+                 "line", "index", "elems", "kind", "fn")
+
+    def __init__(self):
+        self.jump = -1
+        self.tiles = ()
+        self.glob = None
+        self.box = None
+        self.waits = ()
+        self.signal = None
+        self.cycles = 0
+        self.flops = 0
+        self.mma_dtype = None
+        self.reads = ()
+        self.writes = ()
+        self.elems = 0
+        self.kind = 0
+        self.fn = None
+
+
+def _operand(x, bufs):
+    if isinstance(x, Tile):
+        return TileSpec(x, bufs[x.buf])
+    if isinstance(x, Glob):
+        return (x.tensor, tuple(spec(s) for s in x.starts))
+    if isinstance(x, SemRef):
+        return (x.name, spec(x.index))
+    return spec(x)
+
+
+def decode_program(p: Program, cfg: MachineConfig) -> list[DI]:
+    bufs = {b.name: b for b in p.buffers}
+    out = []
+    for i, ins in enumerate(p.code):
+        d = DI()
+        d.op, d.index, d.line = ins.op, i, ins.line
+        d.engine = ENGINE_INDEX.get(ins.engine, -1)
+        d.args = tuple(_operand(a, bufs) for a in ins.args)
+        d.attrs = dict(ins.attrs)
+        d.tiles = tuple(a for a in d.args if isinstance(a, TileSpec))
+        if d.engine >= 0:
+            _engine_fields(d, ins, cfg)
+        else:
+            _scalar_fields(d)
+        out.append(d)
+    _resolve_jumps(out)
+    return out
+
+
+def _engine_fields(d: DI, ins, cfg: MachineConfig) -> None:
+    waits = ins.attr("wait") or ()
+    d.waits = tuple((w.sem.name, spec(w.sem.index), spec(w.phase)) for w in waits)
+    sig = ins.attr("signal")
+    d.signal = (sig.name, spec(sig.index)) if sig is not None else None
+    for a in ins.args:
+        if isinstance(a, Glob):
+            d.glob = (a.tensor, tuple(spec(s) for s in a.starts))
+    d.box = ins.attr("box")
+    op, tiles = d.op, d.tiles
+    if op == "MMA":
+        c, a, b = tiles
+        m, k = (a.decl.shape[1], a.decl.shape[0]) if ins.attr("ta") else a.decl.shape
+        n = c.decl.shape[1]
+        dt = a.decl.dtype
+        atoms = (math.ceil(m / cfg.atom_m) * math.ceil(n / cfg.atom_n)
+                 * math.ceil(k / cfg.atom_k(dt)))
+        d.cycles = max(cfg.issue_interval, atoms * cfg.atom_cycles(dt))
+        d.flops = 2 * m * n * k
+        d.mma_dtype = dt
+        d.reads, d.writes = (a, b, c), (c,)
+    elif op in ("DMA.LD",):
+        d.writes = (tiles[0],)
+    elif op == "DMA.ST":
+        d.reads = (tiles[0],)
+    elif d.engine == 3:
+        _vec_fields(d, ins, cfg)
+
+
+def _vec_fields(d: DI, ins, cfg: MachineConfig) -> None:
+    tiles = d.tiles
+    dst = tiles[0]
+    shape = ins.attr("shape")
+    if d.op.startswith("VEC.RED."):
+        elems = tiles[1].decl.stage_elems
+        d.reads = (tiles[1], dst) if ins.attr("acc") else (tiles[1],)
+    else:
+        elems = math.prod(shape) if shape else dst.decl.stage_elems
+        d.reads = tiles[1:]
+    d.writes = (dst,)
+    d.elems = elems
+    d.cycles = max(cfg.issue_interval, math.ceil(elems / cfg.vec_elems_per_clk))
+
+
+# scalar kinds, for the interpreter's dispatch
+(K_BIN, K_UN, K_SEL, K_LOOP, K_ENDLOOP, K_IF, K_ELSE, K_ENDIF, K_SEM, K_FENCE,
+ K_HALT) = range(1, 12)
+_KINDS = {"SEL": K_SEL, "LOOP": K_LOOP, "ENDLOOP": K_ENDLOOP, "IF": K_IF, "ELSE": K_ELSE,
+          "ENDIF": K_ENDIF, "FENCE": K_FENCE, "HALT": K_HALT}
+
+
+def _scalar_fields(d: DI) -> None:
+    from .numerics import SCALAR_BIN, SCALAR_UN
+    if d.op in SCALAR_BIN:
+        d.kind, d.fn = K_BIN, SCALAR_BIN[d.op]
+    elif d.op in SCALAR_UN:
+        d.kind, d.fn = K_UN, SCALAR_UN[d.op]
+    elif d.op.startswith("SEM."):
+        d.kind = K_SEM
+    else:
+        d.kind = _KINDS[d.op]
+
+
+def _resolve_jumps(code: list[DI]) -> None:
+    """LOOP -> its ENDLOOP; ENDLOOP -> its LOOP; IF -> its ELSE or ENDIF; ELSE -> ENDIF."""
+    stack = []
+    for i, d in enumerate(code):
+        if d.op in ("LOOP", "IF"):
+            stack.append(i)
+        elif d.op == "ELSE":
+            code[stack[-1]].jump = i
+            stack[-1] = i
+        elif d.op in ("ENDLOOP", "ENDIF"):
+            j = stack.pop()
+            code[j].jump = i
+            d.jump = j

@@ -1,0 +1,230 @@
+"""Cores, engines and semaphores of the simulated machine: the scalar unit's in-order
+interpreter, dispatch into per-engine queues, engine start / completion, arrivals.
+
+Timing rules (docs/tcsim.md has them with examples):
+* the scalar unit spends `scalar_cycles` per instruction; an engine instruction it
+  dispatches at t is ready for its engine at t + scalar_cycles; a full queue stalls it;
+* MMA / VEC occupy their engine for their cost (atoms x atom cycles, elements / width),
+  and complete `latency` cycles after that (the engine is pipelined);
+* a DMA's data phase runs at its bandwidth pool's shared rate (bandwidth.py) and occupies
+  its engine's port; it completes `dma_latency` cycles after its last byte;
+* an instruction starts only when every `wait=SEM@PHASE` holds (phase PHASE of SEM has
+  completed); at completion it arrives at its `signal=` semaphore (with its bytes).
+"""
+from __future__ import annotations
+
+from collections import deque
+
+from .decode import (K_BIN, K_ELSE, K_ENDIF, K_ENDLOOP, K_FENCE, K_HALT, K_IF, K_LOOP,
+                     K_SEL, K_SEM, K_UN, ENGINE_NAMES)
+
+STEP, TRY, DONE, POOL = 0, 1, 2, 3
+
+
+class Sem:
+    __slots__ = ("name", "count", "expect", "arrivals", "bytes", "phase", "waiters")
+
+    def __init__(self, name: str):
+        self.name = name
+        self.count = 1
+        self.expect = 0
+        self.arrivals = 0
+        self.bytes = 0
+        self.phase = 0          # phases completed so far
+        self.waiters: list = []
+
+
+class Op:
+    """An engine instruction in flight, its register operands resolved at dispatch."""
+    __slots__ = ("di", "ready", "stages", "starts", "waits", "signal", "vals", "eng",
+                 "nbytes", "moved", "start", "data_start", "recs")
+
+
+class Engine:
+    __slots__ = ("index", "name", "core", "queue", "busy_until", "data_active", "inflight",
+                 "busy", "stall_sem", "stall_bw", "waiting", "wait_since", "seen")
+
+    def __init__(self, index: int, core):
+        self.index = index
+        self.name = ENGINE_NAMES[index]
+        self.core = core
+        self.queue: deque = deque()
+        self.busy_until = 0.0
+        self.data_active = False
+        self.inflight = 0
+        self.busy = 0.0
+        self.stall_sem = 0.0
+        self.stall_bw = 0.0
+        self.waiting = None
+        self.wait_since = 0.0
+        self.seen: dict = {}
+
+
+class Core:
+    __slots__ = ("sim", "id", "code", "regs", "pc", "t", "loops", "engines", "sems",
+                 "bufs", "bufs_state", "block", "blocked", "blocked_since", "seen", "stall", "done",
+                 "block_start")
+
+    def __init__(self, sim, cid: int):
+        self.sim = sim
+        self.id = cid
+        self.code = sim.code
+        self.engines = [Engine(i, self) for i in range(4)]
+        self.stall = {"queue_full": 0.0, "sem_wait": 0.0, "fence": 0.0}
+        self.done = False
+        self.blocked = None
+        self.block = None
+
+    # ------------------------------------------------------------------ blocks
+    def start_block(self, coords, t: float) -> None:
+        sim = self.sim
+        self.block = coords
+        self.block_start = t
+        self.regs = [0] * sim.program.num_regs
+        for r, v in zip(sim.program.block_regs, coords):
+            self.regs[r] = v
+        for r, v in sim.preload:
+            self.regs[r] = v
+        self.pc = 0
+        self.t = t
+        self.loops = []
+        self.sems = {name: [Sem(name) for _ in range(n)] for name, n in sim.program.sems}
+        self.seen = {}
+        for e in self.engines:
+            e.seen = {}
+        self.bufs = sim.new_buffers() if sim.functional else None
+        self.bufs_state = {}
+        sim.push(t, STEP, self)
+
+    def sem(self, ref) -> Sem:
+        name, idx = ref
+        i = 0 if idx is None else (self.regs[idx[1]] if idx[0] else idx[1])
+        arr = self.sems[name]
+        if not 0 <= i < len(arr):
+            from .errors import SimError
+            raise SimError(f"core {self.id}: semaphore {name}[{i}] out of range")
+        return arr[i]
+
+    def idle(self) -> bool:
+        for e in self.engines:
+            if e.queue or e.inflight:
+                return False
+        return True
+
+    # ------------------------------------------------------------------ scalar unit
+    def block_on(self, reason, now: float, pc: int, t: float) -> None:
+        self.pc, self.t = pc, t
+        self.blocked = reason
+        self.blocked_since = now
+
+    def wake(self, now: float) -> None:
+        if self.blocked is not None:
+            kind = self.blocked[0]
+            key = {"queue": "queue_full", "sem": "sem_wait"}.get(kind, "fence")
+            self.stall[key] += now - self.blocked_since
+            self.blocked = None
+            self.sim.push(now, STEP, self)
+
+    def step(self, now: float) -> None:
+        sim = self.sim
+        code, regs = self.code, self.regs
+        c = sim.cfg.scalar_cycles
+        depth = sim.cfg.queue_depth
+        t = self.t if self.t > now else now
+        pc = self.pc
+        while True:
+            d = code[pc]
+            if d.engine >= 0:
+                eng = self.engines[d.engine]
+                if len(eng.queue) >= depth:
+                    if t > now:
+                        self.pc, self.t = pc, t
+                        sim.push(t, STEP, self)
+                    else:
+                        self.block_on(("queue", eng), now, pc, t)
+                    return
+                sim.dispatch(self, eng, d, t + c)
+                sim.instructions += 1
+                t += c
+                pc += 1
+                continue
+            k = d.kind
+            a = d.args
+            if k == K_BIN:
+                x, y = a[1], a[2]
+                regs[a[0][1]] = d.fn(regs[x[1]] if x[0] else x[1], regs[y[1]] if y[0] else y[1])
+                pc += 1
+            elif k == K_UN:
+                x = a[1]
+                regs[a[0][1]] = d.fn(regs[x[1]] if x[0] else x[1])
+                pc += 1
+            elif k == K_LOOP:
+                x = a[0]
+                n = regs[x[1]] if x[0] else x[1]
+                if n > 0:
+                    self.loops.append([n, pc])
+                    pc += 1
+                else:
+                    pc = d.jump + 1
+            elif k == K_ENDLOOP:
+                top = self.loops[-1]
+                top[0] -= 1
+                if top[0] > 0:
+                    pc = top[1] + 1
+                else:
+                    self.loops.pop()
+                    pc += 1
+            elif k == K_IF:
+                x = a[0]
+                pc = pc + 1 if (regs[x[1]] if x[0] else x[1]) else d.jump + 1
+            elif k == K_ELSE:
+                pc = d.jump + 1
+            elif k == K_ENDIF:
+                pc += 1
+            elif k == K_SEL:
+                cnd, x, y = a[1], a[2], a[3]
+                pick = x if (regs[cnd[1]] if cnd[0] else cnd[1]) else y
+                regs[a[0][1]] = regs[pick[1]] if pick[0] else pick[1]
+                pc += 1
+            else:
+                # semaphores, FENCE and HALT depend on (or change) state other units see:
+                # run them only once the global clock has caught up with the scalar unit
+                if t > now:
+                    self.pc, self.t = pc, t
+                    sim.push(t, STEP, self)
+                    return
+                if k == K_SEM:
+                    if not self._sem_op(d, now, pc, t):
+                        return
+                elif not self.idle():
+                    self.block_on(("fence" if k == K_FENCE else "halt",), now, pc, t)
+                    return
+                elif k == K_HALT:
+                    sim.instructions += 1
+                    sim.block_done(self, t)
+                    return
+                pc += 1
+            sim.instructions += 1
+            t += c
+
+    def _sem_op(self, d, now, pc, t) -> bool:
+        """Run a SEM.* instruction; False when the scalar unit blocks on it."""
+        regs = self.regs
+        s = self.sem(d.args[0])
+        if d.op == "SEM.ARRIVE":
+            self.sim.arrive(s, 0, now)
+            return True
+        x = d.args[1]
+        v = regs[x[1]] if x[0] else x[1]
+        if d.op == "SEM.INIT":
+            s.count, s.arrivals, s.bytes, s.expect, s.phase = v, 0, 0, 0, 0
+        elif d.op == "SEM.EXPECT":
+            s.expect += v
+        elif s.phase <= v:                     # SEM.WAIT not yet satisfied
+            s.waiters.append(self)
+            self.block_on(("sem", s, v), now, pc, t)
+            return False
+        else:
+            if self.seen.get(s, 0) < v + 1:
+                self.seen[s] = v + 1
+        return True

@@ -1,0 +1,88 @@
+"""What a simulation reports: cycles, time, achieved TFLOPS, MMA utilisation, the
+roofline bound and how close the run came to it, bytes per memory level, per-engine busy
+share, stall breakdown, waves."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Report:
+    config: str
+    cycles: float
+    time_s: float
+    flops: float
+    tflops: float
+    mma_utilization: float          # useful MMA work / (cycles x cores x peak per core)
+    roofline_cycles: float
+    roofline_bound: str             # "compute" | "memory"
+    roofline_fraction: float        # roofline_cycles / cycles
+    bytes: dict = field(default_factory=dict)
+    l2_hit_rate: float = 0.0
+    engine_busy: dict = field(default_factory=dict)      # engine -> fraction of core time
+    stalls: dict = field(default_factory=dict)           # kind -> core-cycles
+    blocks: int = 0
+    waves: int = 0
+    cores: int = 0
+    instructions: int = 0
+
+    def summary(self) -> str:
+        b = self.bytes
+        lines = [
+            f"tcsim:{self.config}  {self.blocks} blocks on {self.cores} cores "
+            f"({self.waves} wave{'s' if self.waves != 1 else ''})",
+            f"  cycles            {self.cycles:,.0f}  ({self.time_s * 1e6:,.2f} us)",
+            f"  achieved          {self.tflops:,.2f} TFLOPS",
+            f"  MMA utilisation   {self.mma_utilization * 100:.1f} %",
+            f"  roofline          {self.roofline_bound}-bound, {self.roofline_cycles:,.0f} "
+            f"cycles: {self.roofline_fraction * 100:.1f} % of it reached",
+            f"  bytes             HBM {_mb(b.get('hbm', 0))}  L2 {_mb(b.get('l2', 0))} "
+            f"(hit {self.l2_hit_rate * 100:.0f} %)  shared {_mb(b.get('smem', 0))}",
+            "  engines busy      " + "  ".join(f"{k} {v * 100:.1f}%"
+                                              for k, v in self.engine_busy.items()),
+            "  stalls (core-cyc) " + "  ".join(f"{k} {v:,.0f}" for k, v in self.stalls.items()),
+        ]
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.summary()
+
+
+def _mb(n: float) -> str:
+    return f"{n / 1e6:,.2f} MB"
+
+
+def build_report(sim) -> Report:
+    cfg = sim.cfg
+    cycles = sim.end
+    cores = cfg.cores
+    flops = sum(sim.flops.values())
+    compute = sum(f / (cfg.flops_per_clk(d) * cores) for d, f in sim.flops.items())
+    b = dict(sim.bytes)
+    b["hbm"] = b["hbm_read"] + b["hbm_write"]
+    b["l2"] = b["l2_read"] + b["hbm_write"]
+    memory = b["hbm"] / cfg.hbm_bytes_per_clk
+    bound = max(compute, memory)
+    total_core = cycles * cores if cycles else 1.0
+    busy, stalls = {}, {"sem_wait": 0.0, "bandwidth": 0.0, "queue_full": 0.0, "fence": 0.0}
+    for name_i, name in enumerate(("DMA_IN", "DMA_OUT", "MMA", "VEC")):
+        busy[name] = sum(c.engines[name_i].busy for c in sim.cores) / total_core
+    for c in sim.cores:
+        for e in c.engines:
+            stalls["sem_wait"] += e.stall_sem
+            stalls["bandwidth"] += e.stall_bw
+        stalls["sem_wait"] += c.stall["sem_wait"]
+        stalls["queue_full"] += c.stall["queue_full"]
+        stalls["fence"] += c.stall["fence"]
+    l2 = sim.l2
+    accesses = l2.hits + l2.misses
+    return Report(
+        config=cfg.name, cycles=cycles, time_s=cycles / cfg.clock_hz, flops=flops,
+        tflops=flops / (cycles / cfg.clock_hz) / 1e12 if cycles else 0.0,
+        mma_utilization=compute / cycles if cycles else 0.0,
+        roofline_cycles=bound, roofline_bound="compute" if compute >= memory else "memory",
+        roofline_fraction=bound / cycles if cycles else 0.0, bytes=b,
+        l2_hit_rate=l2.hits / accesses if accesses else 0.0, engine_busy=busy,
+        stalls=stalls, blocks=len(sim.order), waves=math.ceil(len(sim.order) / cores),
+        cores=cores, instructions=sim.instructions)

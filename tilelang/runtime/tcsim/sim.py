@@ -1,0 +1,299 @@
+"""The discrete-event simulator and its entry point `run(program, *arrays, mode=...)`.
+
+Events (time, sequence, kind, object, argument) in one heap: a scalar unit resuming, an
+engine trying to start its queue's head, an instruction completing, a bandwidth pool's
+next transfer finishing. Blocks of the grid go to cores in launch order (raster order)
+as cores free up, so waves and their tails emerge. When no event is left but a core has
+not halted, the program is deadlocked: the simulator reports the waits, never hangs.
+"""
+from __future__ import annotations
+
+import heapq
+import math
+
+import numpy as np
+
+from . import numerics as nx
+from .bandwidth import L2, Pool
+from .config import get_config
+from .decode import decode_program
+from .errors import DeadlockError, RaceError, SimError
+from .execute import apply
+from .grid import block_order
+from .hazards import Hazards
+from .launch import bind
+from .machine import DONE, POOL, STEP, TRY, Core, Op
+from .report import build_report
+
+
+class Simulator:
+    def __init__(self, program, cfg, tensors, env, functional=True, trace=False,
+                 check_races=None, max_events=None):
+        self.program, self.cfg = program, cfg
+        self.tensors = tensors
+        self.functional = functional
+        self.code = decode_program(program, cfg)
+        self.preload = _preload(program, env)
+        self.grid = tuple(env["__grid__"])
+        self.order = block_order(self.grid, program.raster)
+        self.heap: list = []
+        self.seq = 0
+        cap = cfg.port_bytes_per_clk
+        self.hbm = Pool("HBM", cfg.hbm_bytes_per_clk, cap)
+        self.l2pool = Pool("L2", cfg.l2_bytes_per_clk, cap)
+        self.l2 = L2(cfg.l2_bytes)
+        self.hazards = Hazards() if (functional if check_races is None else check_races) \
+            else None
+        self.trace = [] if trace else None
+        self.instructions = 0
+        self.flops: dict[str, float] = {}
+        self.bytes = {"hbm_read": 0.0, "hbm_write": 0.0, "l2_read": 0.0, "smem": 0.0}
+        self.next_block = 0
+        self.blocks_done = 0
+        self.end = 0.0
+        self.max_events = max_events
+        self.cores = [Core(self, i) for i in range(min(cfg.cores, max(1, len(self.order))))]
+        self.smem_levels = set(cfg.mma_ab_levels) | set(cfg.dma_levels)
+        self.smem_levels.discard("RF")
+
+    # ------------------------------------------------------------------ events
+    def push(self, t: float, kind: int, obj, arg=None) -> None:
+        self.seq += 1
+        heapq.heappush(self.heap, (t, self.seq, kind, obj, arg))
+
+    def run(self):
+        for core in self.cores:
+            self._next(core, 0.0)
+        heap = self.heap
+        count = 0
+        while heap:
+            t, _, kind, obj, arg = heapq.heappop(heap)
+            count += 1
+            if kind == STEP:
+                if obj.blocked is None and not obj.done:
+                    obj.step(t)
+            elif kind == TRY:
+                self.try_start(obj, t)
+            elif kind == DONE:
+                self.complete(obj, t)
+            elif arg == obj.version:
+                self._pool_event(obj, t)
+            if self.max_events and count > self.max_events:
+                raise SimError(f"simulation exceeded {self.max_events} events")
+        if self.blocks_done < len(self.order):
+            from .deadlock import explain
+            raise explain(self)
+        if self.hazards is not None and self.hazards.races:
+            races = self.hazards.races
+            raise RaceError(f"{len(races)} data race(s); first: {races[0]}", races)
+        return build_report(self)
+
+    # ------------------------------------------------------------------ blocks
+    def _next(self, core, t: float) -> None:
+        if self.next_block < len(self.order):
+            coords = self.order[self.next_block]
+            self.next_block += 1
+            core.start_block(coords, t)
+        else:
+            core.done = True
+
+    def block_done(self, core, t: float) -> None:
+        self.blocks_done += 1
+        self.end = max(self.end, t)
+        if self.trace is not None:
+            self.trace.append((core.id, "BLOCK", str(core.block), core.block_start, t))
+        self._next(core, t + self.cfg.block_launch_cycles if
+                   self.next_block < len(self.order) else t)
+
+    def new_buffers(self) -> dict:
+        out = {}
+        for b in self.program.buffers:
+            out[b.name] = np.zeros((b.stages,) + tuple(b.shape), dtype=nx.npdt(b.dtype))
+        return out
+
+    # ------------------------------------------------------------------ engines
+    def dispatch(self, core, eng, d, ready: float) -> None:
+        regs = core.regs
+        op = Op()
+        op.di, op.ready, op.eng = d, ready, eng
+        op.stages = tuple((regs[t.stage[1]] if t.stage[0] else t.stage[1])
+                          if t.stage is not None else 0 for t in d.tiles)
+        if d.glob is not None:
+            op.starts = tuple(regs[s[1]] if s[0] else s[1] for s in d.glob[1])
+        op.waits = tuple((core.sem((n, i)), regs[p[1]] if p[0] else p[1])
+                         for n, i, p in d.waits)
+        op.signal = core.sem(d.signal) if d.signal is not None else None
+        if self.functional and d.engine == 3:
+            vals = [(regs[a[1]] if a[0] else a[1]) if isinstance(a, tuple) else None
+                    for a in d.args]
+            sc = d.attrs.get("scale")
+            if sc is not None:
+                vals.append(regs[sc.index] if hasattr(sc, "index") else sc.value)
+            op.vals = vals
+        op.nbytes = 0
+        op.recs = ()
+        was_empty = not eng.queue
+        eng.queue.append(op)
+        if was_empty and not eng.data_active:
+            self.push(max(ready, eng.busy_until), TRY, eng)
+
+    def try_start(self, eng, now: float) -> None:
+        queue = eng.queue
+        while queue:
+            if eng.data_active:
+                return
+            if eng.busy_until > now:
+                self.push(eng.busy_until, TRY, eng)
+                return
+            op = queue[0]
+            if op.ready > now:
+                self.push(op.ready, TRY, eng)
+                return
+            for sem, ph in op.waits:
+                if sem.phase <= ph:
+                    if eng.waiting is None:
+                        eng.wait_since = now
+                    eng.waiting = (sem, ph)
+                    if eng not in sem.waiters:
+                        sem.waiters.append(eng)
+                    return
+            if eng.waiting is not None:
+                eng.stall_sem += now - eng.wait_since
+                eng.waiting = None
+            queue.popleft()
+            core = eng.core
+            if core.blocked is not None and core.blocked[0] == "queue" and \
+                    core.blocked[1] is eng:
+                core.wake(now)
+            self._start(core, eng, op, now)
+
+    def _start(self, core, eng, op, now: float) -> None:
+        d = op.di
+        op.start = now
+        eng.inflight += 1
+        if self.hazards is not None:
+            self.hazards.on_start(core, eng, op, now)
+        if d.engine >= 2:                               # MMA, VEC: fixed cost
+            dur = d.cycles
+            eng.busy_until = now + dur
+            eng.busy += dur
+            lat = self.cfg.mma_latency if d.engine == 2 else self.cfg.vec_latency
+            self.push(now + dur + lat, DONE, op)
+            if d.flops:
+                self.flops[d.mma_dtype] = self.flops.get(d.mma_dtype, 0.0) + d.flops
+                for t in d.tiles[1:]:
+                    if t.decl.level in self.smem_levels:
+                        self.bytes["smem"] += t.decl.nbytes() / t.decl.stages
+            return
+        self._start_dma(core, eng, op, now)
+
+    def _start_dma(self, core, eng, op, now: float) -> None:
+        d = op.di
+        g = self.tensors[d.glob[0]]
+        tile = d.tiles[0].decl
+        esize = g.dtype.itemsize
+        nbytes = nx.inbounds_elems(op.starts, d.box, g.shape) * esize
+        op.nbytes = math.prod(d.box) * esize          # a box's arrival counts all of it
+        if tile.level in self.smem_levels:
+            self.bytes["smem"] += nbytes
+        if d.engine == 0:
+            hit = self.l2.access((d.glob[0], op.starts, d.box), nbytes)
+            pool = self.l2pool if hit else self.hbm
+            self.bytes["l2_read"] += nbytes
+            if not hit:
+                self.bytes["hbm_read"] += nbytes
+        else:
+            pool = self.hbm
+            self.bytes["hbm_write"] += nbytes
+        eng.data_active = True
+        op.data_start = now
+        op.moved = nbytes
+        if nbytes == 0:
+            self.data_end(op, now)
+            return
+        pool.add(now, nbytes, op)
+        self._schedule_pool(pool)
+
+    def _schedule_pool(self, pool) -> None:
+        t = pool.next_finish()
+        if t is not None:
+            self.push(t, POOL, pool, pool.version)
+
+    def _pool_event(self, pool, now: float) -> None:
+        for op in pool.pop_done(now):
+            self.data_end(op, now)
+        self._schedule_pool(pool)
+
+    def data_end(self, op, now: float) -> None:
+        eng = op.eng
+        eng.data_active = False
+        took = now - op.data_start
+        eng.busy += took
+        moved = op.moved
+        eng.stall_bw += max(0.0, took - moved / self.cfg.port_bytes_per_clk)
+        self.push(now + self.cfg.dma_latency, DONE, op)
+        if eng.queue:
+            self.try_start(eng, now)
+
+    def complete(self, op, now: float) -> None:
+        eng = op.eng
+        core = eng.core
+        d = op.di
+        if self.functional:
+            apply(self, core, op)
+        eng.inflight -= 1
+        sem = op.signal
+        if self.hazards is not None:
+            self.hazards.on_done(op, sem, sem.phase if sem is not None else -1)
+        if self.trace is not None:
+            self.trace.append((core.id, eng.name, d.op, op.start, now))
+        if sem is not None:
+            self.arrive(sem, op.nbytes, now)
+        if core.blocked is not None and core.blocked[0] in ("fence", "halt") and core.idle():
+            core.wake(now)
+
+    def arrive(self, sem, nbytes: int, now: float) -> None:
+        sem.arrivals += 1
+        sem.bytes += nbytes
+        if sem.arrivals >= sem.count and sem.bytes >= sem.expect:
+            sem.phase += 1
+            sem.arrivals = sem.bytes = sem.expect = 0
+            waiters, sem.waiters = sem.waiters, []
+            for w in waiters:
+                if isinstance(w, Core):
+                    w.wake(now)
+                else:
+                    self.push(now, TRY, w)
+
+
+def _preload(program, env) -> list[tuple[int, object]]:
+    out = [(r, env[name]) for name, r in program.symbols]
+    out += [(p.reg, env[p.name]) for p in program.params if p.kind == "scalar"]
+    return out
+
+
+def run(program, *args, config="tiny", mode="functional", trace=None, check_races=None,
+        max_events=None, **kwargs):
+    """Run `program` (a Program or Artifact) on machine `config`.
+
+    mode="functional": arrays are numpy arrays, outputs written in place, numerics and
+    timing both simulated; mode="timing": arrays may be numpy arrays or (shape, dtype)
+    pairs — nothing is computed, only cycles. `trace` = a path writes a Chrome trace.
+    Returns a Report."""
+    from .artifact import Artifact, check_fits
+    if isinstance(program, Artifact):
+        config = program.config_name if config == "tiny" else config
+        program = program.program
+    cfg = get_config(config)
+    check_fits(program, cfg)
+    functional = mode == "functional"
+    if mode not in ("functional", "timing"):
+        raise ValueError(f"mode must be 'functional' or 'timing', not {mode!r}")
+    tensors, env = bind(program, args, kwargs, functional)
+    sim = Simulator(program, cfg, tensors, env, functional, trace is not None,
+                    check_races, max_events)
+    report = sim.run()
+    if trace is not None:
+        from .trace import write_trace
+        write_trace(sim, trace)
+    return report

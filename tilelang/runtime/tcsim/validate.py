@@ -1,0 +1,124 @@
+"""Static checks of a program against a machine: names, levels, shapes, nesting.
+
+Returns a list of problems (empty when the program is well-formed for the machine), so
+the loader can report all of them at once.
+"""
+from __future__ import annotations
+
+from .config import MachineConfig
+from .isa import Glob, Imm, Program, Reg, SemRef, Tile, Wait
+
+
+def _prod(xs) -> int:
+    n = 1
+    for x in xs:
+        n *= x
+    return n
+
+
+def validate(p: Program, cfg: MachineConfig) -> list[str]:
+    bufs = {b.name: b for b in p.buffers}
+    sems = dict(p.sems)
+    tensors = {x.name: x for x in p.params if x.kind != "scalar"}
+    levels = {lv.name for lv in cfg.levels}
+    problems: list[str] = []
+    for b in p.buffers:
+        if b.level not in levels:
+            problems.append(f"buffer {b.name}: no level {b.level} on {cfg.name}")
+    depth = []
+    for ins in p.code:
+        where = f"{ins.op} (line {ins.line})" if ins.line else ins.op
+        problems += [f"{where}: {m}" for m in _check_names(ins, bufs, sems, tensors, p)]
+        if ins.op in ("LOOP", "IF"):
+            depth.append(ins.op)
+        elif ins.op == "ENDLOOP" and (not depth or depth.pop() != "LOOP"):
+            problems.append(f"{where}: ENDLOOP without LOOP")
+        elif ins.op == "ENDIF" and (not depth or depth.pop() != "IF"):
+            problems.append(f"{where}: ENDIF without IF")
+        elif ins.op == "ELSE" and (not depth or depth[-1] != "IF"):
+            problems.append(f"{where}: ELSE outside IF")
+        if not any(problems):
+            problems += [f"{where}: {m}" for m in _check_levels(ins, bufs, tensors, cfg)]
+    if depth:
+        problems.append(f"unclosed {depth[-1]}")
+    return problems
+
+
+def _scalars(ins):
+    for a in ins.args:
+        yield a
+        if isinstance(a, Tile):
+            yield a.stage
+        if isinstance(a, Glob):
+            yield from a.starts
+        if isinstance(a, SemRef):
+            yield a.index
+    for _, v in ins.attrs:
+        for x in (v if isinstance(v, tuple) else (v,)):
+            if isinstance(x, Wait):
+                yield x.sem
+                yield x.sem.index
+                yield x.phase
+            elif isinstance(x, SemRef):
+                yield x
+                yield x.index
+            else:
+                yield x
+
+
+def _check_names(ins, bufs, sems, tensors, p) -> list[str]:
+    out = []
+    for x in _scalars(ins):
+        if isinstance(x, Reg) and not 0 <= x.index < p.num_regs:
+            out.append(f"register r{x.index} out of range (.regs {p.num_regs})")
+        elif isinstance(x, Tile) and x.buf not in bufs:
+            out.append(f"unknown buffer {x.buf}")
+        elif isinstance(x, Glob) and x.tensor not in tensors:
+            out.append(f"unknown tensor {x.tensor}")
+        elif isinstance(x, SemRef) and x.name not in sems:
+            out.append(f"unknown semaphore {x.name}")
+    return out
+
+
+def _check_levels(ins, bufs, tensors, cfg) -> list[str]:
+    op = ins.op
+    tiles = [a for a in ins.args if isinstance(a, Tile)]
+
+    def level_ok(t: Tile, allowed, use):
+        lv = bufs[t.buf].level
+        return [] if lv in allowed else [f"{t.buf} is in {lv}; {use} needs {'/'.join(allowed)}"]
+
+    if op in ("DMA.LD", "DMA.ST"):
+        t = tiles[0]
+        g = next(a for a in ins.args if isinstance(a, Glob))
+        out = level_ok(t, cfg.dma_levels, "DMA")
+        box = ins.attr("box")
+        if box is None or len(box) != len(tensors[g.tensor].shape) or len(g.starts) != len(box):
+            out.append(f"box must give one extent per dim of {g.tensor}")
+        elif _prod(box) != bufs[t.buf].stage_elems:
+            out.append(f"box {box} does not hold the {bufs[t.buf].stage_elems} elements "
+                       f"of {t.buf}")
+        return out
+    if op == "MMA":
+        c, a, b = tiles
+        out = level_ok(a, cfg.mma_ab_levels, "an MMA operand")
+        out += level_ok(b, cfg.mma_ab_levels, "an MMA operand")
+        out += level_ok(c, cfg.mma_c_levels, "an MMA accumulator")
+        out += _mma_shapes(ins, bufs[a.buf].shape, bufs[b.buf].shape, bufs[c.buf].shape)
+        return out
+    if ins.engine == "VEC":
+        out = []
+        for t in tiles:
+            out += level_ok(t, cfg.vec_levels, "a VEC operand")
+        return out
+    return []
+
+
+def _mma_shapes(ins, sa, sb, sc) -> list[str]:
+    if len(sa) != 2 or len(sb) != 2 or len(sc) != 2:
+        return ["MMA operands must be 2-D"]
+    m, k = (sa[1], sa[0]) if ins.attr("ta") else sa
+    k2, n = (sb[1], sb[0]) if ins.attr("tb") else sb
+    if k != k2 or sc != (m, n):
+        return [f"MMA shapes disagree: A {sa}, B {sb}, C {sc}"]
+    return []
