@@ -81,14 +81,10 @@ def gemm_flops(m, n, k):
 
 
 def attention_flops(batch, heads, seq_q, seq_kv, dim, causal=False):
-    flops = 4.0 * batch * heads * seq_q * seq_kv * dim
-    return flops / 2 if causal else flops
-
-
-def max_rel_error(got, want):
-    """max |got - want| / max(|want|, tiny) over the whole array: one number a reader
-    can compare with a tolerance."""
-    got = np.asarray(got, dtype=np.float64)
-    want = np.asarray(want, dtype=np.float64)
-    scale = max(float(np.max(np.abs(want))) if want.size else 0.0, 1e-30)
-    return float(np.max(np.abs(got - want))) / scale if want.size else 0.0
+    """2 * dim flops for each (query, key) score and 2 * dim for its share of P @ V, over
+    the pairs the mask lets through (query i sees keys 0..i when causal)."""
+    if causal:
+        pairs = sum(min(i + 1, seq_kv) for i in range(seq_q))
+    else:
+        pairs = seq_q * seq_kv
+    return 4.0 * batch * heads * pairs * dim
