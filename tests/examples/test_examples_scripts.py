@@ -7,6 +7,7 @@ import re
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -113,3 +114,25 @@ print(json.dumps({
     assert errors["add"] == 0 and errors["scale"] == 0, errors
     # float32 sums of <= 200 terms of size ~1: absolute errors far below 1e-3
     assert max(errors.values()) < 1e-3, errors
+
+
+def test_readme_cli_lines_run():
+    """Every `tilec ...` line of the README's CLI block exits 0 (run from a directory
+    where `examples/` is the repository's)."""
+    import tempfile
+    readme = (ROOT / "README.md").read_text()
+    block = re.search(r"## The CLI.*?```\n(.*?)```", readme, flags=re.S).group(1)
+    commands = [line.split("#")[0].split() for line in block.splitlines()
+                if line.startswith("tilec ")]
+    assert len(commands) >= 8
+    tilec = [sys.executable, "-m", "tilelang.cli"]
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "examples").symlink_to(EXAMPLES, target_is_directory=True)
+        for argv in commands:
+            if argv[:3] == ["tilec", "run", "examples/gemm.tl"]:
+                argv = argv + ["--repeat", "1"]
+            proc = subprocess.run(tilec + argv[1:], cwd=tmp, capture_output=True, text=True,
+                                  timeout=300)
+            assert proc.returncode == 0, f"{' '.join(argv)}:\n{proc.stdout}{proc.stderr}"
+        assert (Path(tmp) / "gemm.so").is_file() and (Path(tmp) / "gemm.h").is_file()
+        assert sorted(p.name for p in (Path(tmp) / "dumps").iterdir())
