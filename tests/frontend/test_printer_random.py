@@ -68,3 +68,63 @@ def test_random_expressions_round_trip(i, f, h, b):
     mod = module_of(i, f, h, b)
     text = print_module(mod)
     assert parse_module(text, "random.tl") == mod, text
+
+
+# ----------------------------------------------------------------------------- statements
+import itertools  # noqa: E402
+
+from tilelang.ir.nodes import Alloc, Atomic, Buffer, For, If, Load, Store  # noqa: E402
+
+S = Buffer("S", (Const(64, "int32"),), "float32", "shared")
+MSYM = Var("m")
+G = Buffer("G", (MSYM,), "float32")
+ACC = Buffer("acc", (), "float32", "var")
+
+
+_names = itertools.count()
+
+
+@st.composite
+def bodies(draw, depth=2, scope=()):
+    """A block of statements; loop variables and lets get fresh names (names are unique
+    within a function, as the IR requires)."""
+    count = draw(st.integers(1, 3))
+    stmts = []
+    for _ in range(count):
+        kind = draw(st.sampled_from(["store", "var", "atomic", "let"] +
+                                    (["for", "if"] if depth > 0 else [])))
+        index = draw(st.sampled_from((BX,) + scope))
+        value = draw(exprs("float32", 1))
+        if kind == "store":
+            stmts.append(Store(S, (Binary("%", index, Const(64, "int32"), "int32"),), value))
+        elif kind == "var":
+            stmts.append(Store(ACC, (), Binary("+", Load(ACC, (), "float32"), value, "float32")))
+        elif kind == "atomic":
+            stmts.append(Atomic(draw(st.sampled_from(["add", "max", "min"])), G, (index,), value))
+        elif kind == "let":
+            stmts.append(Let(Var(f"v{next(_names)}", "float32"), value))
+        elif kind == "for":
+            var = Var(f"i{next(_names)}")
+            loop_kind = draw(st.sampled_from(["serial", "parallel", "pipelined", "unroll",
+                                              "vectorized"]))
+            lo = draw(st.sampled_from([Const(0, "int32"), Const(2, "int32"), BX]))
+            ann = (("num_stages", draw(st.integers(0, 4))),) if loop_kind == "pipelined" else ()
+            body = draw(bodies(depth - 1, scope + (var,)))
+            stmts.append(For(var, lo, draw(st.sampled_from([Const(8, "int32"), N])), loop_kind,
+                             body, ann))
+        else:
+            then = draw(bodies(depth - 1, scope))
+            other = draw(st.one_of(st.none(), bodies(depth - 1, scope)))
+            stmts.append(If(draw(exprs("bool", 1)), then, other))
+    return stmts[0] if len(stmts) == 1 else Seq(tuple(stmts))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(bodies())
+def test_random_statements_round_trip(body):
+    inner = body.stmts if isinstance(body, Seq) else (body,)
+    kernel = Kernel((Const(4, "int32"),), (BX,), 64,
+                    Seq((Alloc(S), Alloc(ACC, Const(0.0, "float32"))) + inner))
+    mod = Module((PrimFunc("stmts", (G, N, X, F16, FLAG), (MSYM,), Seq((kernel,))),))
+    text = print_module(mod)
+    assert parse_module(text, "random.tl") == mod, text
