@@ -1,5 +1,6 @@
 """print -> parse gives a structurally equal module: for every test kernel, and for
 hand-built lowered IR (what the passes produce after tile-op lowering)."""
+import ast
 import math
 from pathlib import Path
 
@@ -16,6 +17,7 @@ KERNELS = sorted((Path(__file__).parent / "kernels").glob("*.tl"))
 
 def round_trip(mod: Module) -> str:
     text = print_module(mod)
+    ast.parse(text)                             # the printed form is valid Python
     again = parse_module(text, "printed.tl")
     assert again == mod, text
     assert print_module(again) == text          # printing is deterministic and stable
