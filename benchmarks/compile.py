@@ -49,7 +49,7 @@ print(json.dumps({"total": time.perf_counter() - t0}))
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description="cold and warm compile time of gemm.tl")
-    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--repeats", type=int, default=7)
     args = parser.parse_args(argv)
 
     child = CHILD.format(path=GEMM)
