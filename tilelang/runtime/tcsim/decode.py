@@ -113,7 +113,7 @@ def _engine_fields(d: DI, ins, cfg: MachineConfig) -> None:
         d.writes = (tiles[0],)
     elif op == "DMA.ST":
         d.reads = (tiles[0],)
-    elif d.engine == 3:
+    elif d.engine == 3 or op == "ACC.ZERO":
         _vec_fields(d, ins, cfg)
 
 

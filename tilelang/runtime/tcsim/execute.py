@@ -31,6 +31,9 @@ def apply(sim, core, op) -> None:
         res = nx.mma(core.bufs[c.buf][sc], core.bufs[a.buf][sa], core.bufs[b.buf][sb],
                      bool(d.attrs.get("ta")), bool(d.attrs.get("tb")))
         core.bufs[c.buf][sc] = nx.store_cast(res, c.decl.dtype)
+    elif name == "ACC.ZERO":
+        t = d.tiles[0]
+        core.bufs[t.buf][op.stages[0]][...] = 0
     else:
         _vec(core, op, d, name)
 

@@ -100,7 +100,7 @@ def _build_table() -> dict[str, OpInfo]:
     t["DMA.ST"] = OpInfo("DMA_OUT", "gt", ("box", "reduce") + _ASYNC)
     t["MMA"] = OpInfo("MMA", "ttt", ("ta", "tb") + _ASYNC)
     t["COPY"] = OpInfo("VEC", "tt", ("shape",) + _ASYNC)
-    t["ACC.ZERO"] = OpInfo("VEC", "t", _ASYNC)
+    t["ACC.ZERO"] = OpInfo("MMA", "t", _ASYNC)      # in order with the MMAs it precedes
     t["ACC.READ"] = OpInfo("VEC", "tt", ("scale",) + _ASYNC)
     t["VEC.IOTA"] = OpInfo("VEC", "t", ("shape", "dim") + _ASYNC)
     t["VEC.SEL"] = OpInfo("VEC", "tsss", ("shape",) + _ASYNC)

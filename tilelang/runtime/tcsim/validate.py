@@ -106,6 +106,8 @@ def _check_levels(ins, bufs, tensors, cfg) -> list[str]:
         out += level_ok(c, cfg.mma_c_levels, "an MMA accumulator")
         out += _mma_shapes(ins, bufs[a.buf].shape, bufs[b.buf].shape, bufs[c.buf].shape)
         return out
+    if op == "ACC.ZERO":
+        return level_ok(tiles[0], cfg.mma_c_levels, "an accumulator")
     if ins.engine == "VEC":
         out = []
         for t in tiles:
