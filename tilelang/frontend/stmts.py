@@ -8,6 +8,7 @@ from lark import Tree
 
 from ..diagnostics import codes_names as CN, codes_syntax as CS, codes_tileops as C3
 from ..diagnostics import codes_types as CT
+from ..ir.canon import make_body
 from ..ir.nodes import Stmt, Seq, Let, Store, If, Var, Buffer, Load, Expr, Const
 from ..language.names import TILE_OPS, ALLOCS, HINTS
 from .callargs import Sig, bind
@@ -19,21 +20,11 @@ _AUG = {"+=": "+", "-=": "-", "*=": "*", "/=": "/", "//=": "//", "%=": "%"}
 MAX_MACRO_DEPTH = 32
 
 
-def make_seq(stmts, span=None) -> Stmt:
-    """A body of one statement is that statement; otherwise a flat Seq."""
-    flat = []
-    for s in stmts:
-        flat.extend(s.stmts if isinstance(s, Seq) else (s,))
-    if len(flat) == 1:
-        return flat[0]
-    return Seq(tuple(flat), span=span) if span else Seq(tuple(flat))
-
-
 class StmtMixin:
     def block(self, suite) -> Stmt:
         """The statements of an indented suite, in a new scope."""
         with self.scope.block():
-            return make_seq(self.stmts(suite.children), self.spans.of(suite))
+            return make_body(self.stmts(suite.children), self.spans.of(suite))
 
     def stmts(self, trees) -> list:
         out = []

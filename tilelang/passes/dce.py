@@ -12,7 +12,7 @@ from dataclasses import replace
 
 from ..ir import (Node, Var, Load, Seq, Let, Alloc, Store, For, If, Unary, Module, Copy, Gemm,
                   Fill, Reduce, TileAtomic, Region, Buffer, children, rewrite)
-from .canon import canonicalize
+from ..ir.canon import canonicalize
 
 EMPTY = Seq(())
 

@@ -14,7 +14,7 @@ from .. import dtypes
 from ..diagnostics import InternalError
 from ..ir import (Expr, Const, Var, Binary, Call, Cast, Load, Stmt, Seq, Store, Atomic, For, Region,
                   Copy, Gemm, Fill, Reduce, TileAtomic, Module, PrimFunc, rewrite)
-from .canon import canonicalize
+from ..ir.canon import canonicalize
 from .fold import make_const, int_range
 from .names import NameSupply, names_in
 

@@ -23,7 +23,7 @@ from dataclasses import replace
 from ..ir import (Expr, Const, Var, Binary, Cast, Select, Load, Stmt, Seq, Let, Alloc, For, If,
                   Kernel, Module, PrimFunc, Buffer, walk)
 from .bounds import Bounds, loop_interval, snapshot
-from .canon import canonicalize, make_body
+from ..ir.canon import canonicalize, make_body
 from .fold import zero
 from .local_bounds import check_local_bounds
 

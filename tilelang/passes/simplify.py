@@ -15,7 +15,7 @@ from ..diagnostics import Diagnostic, Label, TileLangError
 from ..diagnostics.codes_passes import DIVISION_BY_ZERO
 from ..ir import (Node, Const, Binary, Unary, Call, Cast, Select, Seq, For, If, Module,
                   NO_SPAN, rewrite, substitute)
-from .canon import canonicalize, make_body
+from ..ir.canon import canonicalize, make_body
 from .fold import (make_const, is_const, fold_binary, fold_unary, fold_call, fold_cast)
 
 

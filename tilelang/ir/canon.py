@@ -2,13 +2,14 @@
 
 The frontend builds bodies one way: a body of one statement is that statement, a longer
 one is a flat Seq, an empty one is `Seq(())`; a function body is always a Seq. Passes
-keep to the same shape so that the printed IR of any stage parses back to an equal IR.
+keep to the same shape (`canonicalize`) so that the printed IR of any stage parses back to an equal IR.
 """
 from __future__ import annotations
 
 from dataclasses import replace
 
-from ..ir import Node, Seq, PrimFunc, rewrite
+from .nodes import Node, Seq, PrimFunc
+from .visitor import rewrite
 
 
 def make_body(stmts, span=None):
