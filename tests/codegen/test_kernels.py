@@ -53,7 +53,8 @@ def test_loop_hints_reach_llvm():
     body = vector_add(kind="vectorized")
     m = Module((body,))
     text = str(build_llvm_module(m, build_manifest(m, host_target()), host_target().triple))
-    assert "llvm.loop.vectorize.enable" in text
+    # no forced vectorisation: when LLVM cannot honour it, it warns on the user's stderr
+    assert "llvm.loop.vectorize.enable" not in text
     N, i, bx = v("N"), v("i"), v("bx")
     A = tensor("A", [N])
     unrolled = kernel_func("u", [A], [1], [bx],

@@ -25,10 +25,10 @@ def loop_metadata(module: ir.Module, kind: str, extent_is_const: bool,
                   unroll_count: int | None = None) -> MDValue | None:
     """The `!llvm.loop` node for a loop of `kind`, or None when it needs no hints."""
     hints = []
-    if kind == "vectorized":
-        hints.append(module.add_metadata(["llvm.loop.vectorize.enable",
-                                          ir.Constant(ir.IntType(1), 1)]))
-    elif kind == "unroll":
+    # "vectorized" loops get no forced hint: LLVM's cost model vectorises innermost loops
+    # at O2+ anyway, and a forced `vectorize.enable` that cannot be honoured (guarded
+    # control flow) prints "loop not vectorized" warnings to the user's stderr.
+    if kind == "unroll":
         if unroll_count:
             hints.append(module.add_metadata(["llvm.loop.unroll.count",
                                               ir.Constant(ir.IntType(32), unroll_count)]))
