@@ -1,1 +1,120 @@
+"""IR -> tcsim programs (the simulated tensor-core accelerator's ISA).
 
+    compile_module(module, config="tiny", raster=0) -> {kernel name: Artifact}
+
+Input: the tile-level IR after the `simplify` pass (tile ops still whole), e.g.
+`tilelang.passes.manager.run_until(module, "cpu", "simplify")`. Each kernel becomes one
+program: block indices in r0..r2, symbolic sizes and scalar parameters preloaded, tile
+ops lowered by stmts.py / vec.py / pipeline.py with the synchronisation of emit.py.
+"""
+from __future__ import annotations
+
+from ...diagnostics import Diagnostic, TileLangError
+from ...diagnostics.codes_tcsim import DOES_NOT_FIT, UNKNOWN_CONFIG
+from ...ir.nodes import Alloc, Buffer, Const, Gemm, Kernel, Let, Seq, Var
+from ...ir.visitor import walk
+from ...runtime.tcsim.artifact import Artifact, ArtifactError, check_fits
+from ...runtime.tcsim.config import ConfigError, get_config
+from ...runtime.tcsim.isa import Imm, Param, Program, Reg, make
+from .emit import Emitter
+from .scalar import grid_text, unsupported
+from .stmts import StmtLowering
+
+__all__ = ["compile_module", "compile_func"]
+
+
+def compile_module(module, config="tiny", *, raster: int = 0) -> dict:
+    """Every kernel of `module` as a tcsim Artifact for machine `config`. `raster` > 0
+    launches blocks in panels of that many rows of the grid's y axis (L2 reuse)."""
+    try:
+        cfg = get_config(config)
+    except ConfigError as e:
+        raise TileLangError(Diagnostic(UNKNOWN_CONFIG, str(e))) from None
+    out = {}
+    for f in module.funcs:
+        prog = compile_func(f, cfg, raster=raster)
+        try:
+            check_fits(prog, cfg)
+        except ArtifactError as e:
+            raise TileLangError(Diagnostic(DOES_NOT_FIT, str(e), help=(
+                "use smaller tiles or fewer pipeline stages"))) from None
+        out[f.name] = Artifact(prog, cfg.name)
+    return out
+
+
+def compile_func(f, cfg, raster: int = 0) -> Program:
+    if not {"SMEM", "RF"} <= {lv.name for lv in cfg.levels}:
+        raise unsupported(f, f"code generation for {cfg.name} (it has no SMEM/RF levels; "
+                             f"only hand-written programs run on it)")
+    table = _lower(f, None, raster).table_seen     # pass 1: who touches what
+    return _lower(f, table, raster).program
+
+
+class _Result:
+    def __init__(self, program, table_seen):
+        self.program, self.table_seen = program, table_seen
+
+
+def _lower(f, table, raster) -> _Result:
+    em = Emitter(table)
+    env, params = {}, []
+    kernel, pre = _split_body(f)
+    block_regs = []
+    for v in kernel.block_vars:
+        r = em.reg()
+        env[v] = Reg(r)
+        block_regs.append(r)
+    while len(block_regs) < 3:
+        block_regs.append(em.reg())
+    symbols = []
+    for s in f.symbols:
+        r = em.reg()
+        env[s] = Reg(r)
+        symbols.append((s.name, r))
+    for p in f.params:
+        if isinstance(p, Var):
+            r = em.reg()
+            env[p] = Reg(r)
+            params.append(Param(p.name, "scalar", p.dtype, (), r))
+        else:
+            params.append(Param(p.name, "tensor", p.dtype, _shape(p)))
+    st = StmtLowering(em, env)
+    st.kernel_body = kernel.body
+    st.accumulators = {n.c.buffer.name for n in walk(kernel.body) if isinstance(n, Gemm)}
+    for s in pre:                                   # lets and global workspaces
+        if isinstance(s, Alloc) and s.buffer.scope == "global":
+            params.append(Param(s.buffer.name, "workspace", s.buffer.dtype,
+                                _shape(s.buffer)))
+        else:
+            st.stmt(s)
+    st.stmt(kernel.body)
+    em.emit("HALT")
+    code = em.prologue() + em.code
+    grid = tuple(grid_text(g) for g in kernel.grid) + ("1",) * (3 - len(kernel.grid))
+    prog = Program(f.name, tuple(params), tuple(symbols), grid, tuple(block_regs),
+                   tuple(em.buffers.values()), (("done", 4),), tuple(code), raster,
+                   max(em.nregs, 1))
+    return _Result(prog, {k: frozenset(v) for k, v in em.seen.items()})
+
+
+def _split_body(f):
+    body = f.body.stmts if isinstance(f.body, Seq) else (f.body,)
+    kernels = [s for s in body if isinstance(s, Kernel)]
+    if len(kernels) != 1:
+        raise unsupported(f, "a kernel function must hold exactly one T.Kernel")
+    return kernels[0], [s for s in body if not isinstance(s, Kernel)]
+
+
+def _shape(b: Buffer) -> tuple:
+    out = []
+    for d in b.shape:
+        if isinstance(d, Const):
+            out.append(int(d.value))
+        elif isinstance(d, Var):
+            out.append(d.name)
+        else:
+            raise unsupported(b, f"tensor `{b.name}` has a computed dimension")
+    return tuple(out)
+
+
+_ = (Imm, Let, make)

@@ -1,0 +1,99 @@
+"""Scalar expressions to the tcsim scalar unit: registers for block indices, symbols,
+scalar parameters, lets and loop variables; ALU instructions for the rest. Also grid
+expressions as the text the runtime evaluates."""
+from __future__ import annotations
+
+from ...diagnostics import Diagnostic, Label, TileLangError
+from ...diagnostics.codes_tcsim import UNSUPPORTED
+from ...dtypes import is_float
+from ...ir.nodes import Binary, Call, Cast, Const, Select, Unary, Var
+from ...runtime.tcsim.isa import Imm, Reg
+
+BIN = {"+": "ADD", "-": "SUB", "*": "MUL", "/": "DIV", "//": "FDIV", "%": "MOD",
+       "min": "MIN", "max": "MAX", "<": "LT", "<=": "LE", ">": "GT", ">=": "GE",
+       "==": "EQ", "!=": "NE", "and": "AND", "or": "OR"}
+CALLS = {"exp": "EXP", "exp2": "EXP2", "log": "LOG", "log2": "LOG2", "sqrt": "SQRT",
+         "rsqrt": "RSQRT", "tanh": "TANH", "sigmoid": "SIGMOID", "abs": "ABS",
+         "floor": "FLOOR", "ceil": "CEIL", "erf": "ERF"}
+
+
+def unsupported(node, what: str) -> TileLangError:
+    span = getattr(node, "span", None)
+    label = Label.from_span(span) if span is not None and span.line else None
+    return TileLangError(Diagnostic(UNSUPPORTED, f"tcsim: {what}", primary=label,
+                                    help="rewrite with whole-tile operations, or use "
+                                         "`--target cpu`"))
+
+
+def const_value(c: Const):
+    if c.dtype == "bool":
+        return int(bool(c.value))
+    return float(c.value) if is_float(c.dtype) else int(c.value)
+
+
+class ScalarLowering:
+    """Lowers scalar expressions into registers of an Emitter; `env` maps Vars to
+    registers (or to constant operands)."""
+
+    def __init__(self, em, env: dict):
+        self.em = em
+        self.env = env
+
+    def operand(self, e):
+        """A Reg or Imm holding the value of scalar expression `e`."""
+        if isinstance(e, Const):
+            return Imm(const_value(e))
+        if isinstance(e, Var):
+            if e not in self.env:
+                raise unsupported(e, f"variable `{e.name}` has no scalar value here")
+            return self.env[e]
+        out = Reg(self.em.reg())
+        self.into(out, e)
+        return out
+
+    def into(self, dst: Reg, e) -> None:
+        em = self.em
+        if isinstance(e, (Const, Var)):
+            em.emit("MOV", dst, self.operand(e))
+        elif isinstance(e, Binary):
+            em.emit(BIN[e.op], dst, self.operand(e.lhs), self.operand(e.rhs))
+        elif isinstance(e, Unary):
+            em.emit("NEG" if e.op == "-" else "NOT", dst, self.operand(e.operand))
+        elif isinstance(e, Cast):
+            op = "CVTF" if is_float(e.dtype) else ("NE" if e.dtype == "bool" else "CVTI")
+            if op == "NE":
+                em.emit("NE", dst, self.operand(e.value), Imm(0))
+            else:
+                em.emit(op, dst, self.operand(e.value))
+        elif isinstance(e, Select):
+            em.emit("SEL", dst, self.operand(e.cond), self.operand(e.true_value),
+                    self.operand(e.false_value))
+        elif isinstance(e, Call) and e.name == "ceildiv":
+            a, b = self.operand(e.args[0]), self.operand(e.args[1])
+            em.emit("ADD", dst, a, b)
+            em.emit("SUB", dst, dst, Imm(1))
+            em.emit("FDIV", dst, dst, b)
+        elif isinstance(e, Call) and e.name in CALLS:
+            em.emit(CALLS[e.name], dst, self.operand(e.args[0]))
+        else:
+            raise unsupported(e, f"`{type(e).__name__}` in a scalar expression (data-"
+                                 f"dependent values are not supported)")
+
+
+_GRID_OPS = {"+", "-", "*", "//", "%"}
+
+
+def grid_text(e) -> str:
+    """An integer expression over symbols as grid text (runtime/tcsim/grid.py)."""
+    if isinstance(e, Const):
+        return str(int(e.value))
+    if isinstance(e, Var):
+        return e.name
+    if isinstance(e, Binary) and e.op in _GRID_OPS | {"/"}:
+        op = "//" if e.op == "/" else e.op
+        return f"({grid_text(e.lhs)} {op} {grid_text(e.rhs)})"
+    if isinstance(e, Binary) and e.op in ("min", "max"):
+        return f"{e.op}({grid_text(e.lhs)}, {grid_text(e.rhs)})"
+    if isinstance(e, Call) and e.name == "ceildiv":
+        return f"ceildiv({grid_text(e.args[0])}, {grid_text(e.args[1])})"
+    raise unsupported(e, "grid extent is not an integer expression of the sizes")

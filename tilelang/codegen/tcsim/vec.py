@@ -1,0 +1,157 @@
+"""`T.Parallel` nests to VEC instructions.
+
+The nest's loop variables form the iteration domain. Every store `X[i, j] = e` becomes a
+short sequence of whole-domain VEC instructions: loads `Y[j, i]` of on-chip buffers are
+operands with a dim map (`Y{1,0}`, broadcast when a dim is missing, `m{0}`), scalar
+subexpressions go to the scalar unit and become register operands, a loop variable used
+as a value is a VEC.IOTA, and each other operator writes a temporary tile (reused across
+stores). The outermost operator writes X directly.
+"""
+from __future__ import annotations
+
+from ...ir.nodes import Binary, Call, Cast, Const, For, Let, Load, Select, Seq, Store, Unary, Var
+from ...ir.visitor import walk
+from ...runtime.tcsim.isa import Imm, Reg, Tile
+from .scalar import BIN, CALLS, unsupported
+
+_UNARY_CALLS = dict(CALLS)
+
+
+def _nest(s: For):
+    """(loop vars, extents, body) of a perfect nest of parallel loops from 0."""
+    vars_, extents = [], []
+    while isinstance(s, For) and s.kind in ("parallel", "vectorized"):
+        if not (isinstance(s.min, Const) and s.min.value == 0):
+            raise unsupported(s, "T.Parallel loops that do not start at 0")
+        if not isinstance(s.extent, Const):
+            raise unsupported(s, "T.Parallel loops of non-constant extent")
+        vars_.append(s.var)
+        extents.append(int(s.extent.value))
+        s = s.body
+    return vars_, tuple(extents), s
+
+
+class VecLowering:
+    def __init__(self, st, dom_vars, shape):
+        self.st, self.em = st, st.em
+        self.dom = {v: i for i, v in enumerate(dom_vars)}
+        self.shape = shape
+        self.free = st.vec_pool     # (dtype, shape) -> free temp names, kernel-wide
+        self.busy: list = []
+        self.lets: dict = {}        # let var -> operand
+        self.temps = 0
+
+    def depends(self, e) -> bool:
+        for n in walk(e):
+            if isinstance(n, Load) or (isinstance(n, Var) and (n in self.dom or n in self.lets)):
+                return True
+        return False
+
+    def temp(self, dtype: str) -> str:
+        key = (dtype, self.shape)
+        pool = self.free.setdefault(key, [])
+        if pool:
+            name = pool.pop()
+        else:
+            name = f"__t{len(self.em.buffers)}"
+            self.em.declare(name, "RF", dtype, self.shape)
+        self.busy.append((key, name))
+        return name
+
+    def release(self, keep=()) -> None:
+        for key, name in self.busy:
+            if name not in keep:
+                self.free[key].append(name)
+        self.busy = [b for b in self.busy if b[1] in keep]
+
+    def operand(self, e):
+        """An operand for `e`: Imm/Reg (domain-independent), or a Tile."""
+        if not self.depends(e):
+            return self.st.scalar.operand(e)
+        if isinstance(e, Var) and e in self.lets:
+            return self.lets[e]
+        if isinstance(e, Load):
+            return self._load(e)
+        name = self.temp(e.dtype)
+        self.compute(Tile(name), name, e)
+        return Tile(name)
+
+    def _load(self, e: Load):
+        name = e.buffer.name
+        if name not in self.st.local:
+            raise unsupported(e, f"element loads of global tensor `{name}` inside "
+                                 f"T.Parallel (copy the tile on chip first)")
+        dims = []
+        for ix in e.indices:
+            if not (isinstance(ix, Var) and ix in self.dom):
+                raise unsupported(e, "indices other than plain T.Parallel loop variables")
+            dims.append(self.dom[ix])
+        base = self.em.tile(name)
+        return Tile(base.buf, base.stage, tuple(dims))
+
+    def compute(self, dst: Tile, dst_name: str, e) -> None:
+        """Emit the instruction computing `e` (domain-dependent) into `dst`."""
+        if isinstance(e, Var) and e in self.dom:
+            return self._vec(dst_name, "VEC.IOTA", (dst,), dim=self.dom[e])
+        if isinstance(e, (Load, Var)):
+            return self._vec(dst_name, "VEC.MOV", (dst, self.operand(e)))
+        if isinstance(e, Binary):
+            args = (dst, self.operand(e.lhs), self.operand(e.rhs))
+            return self._vec(dst_name, "VEC." + BIN[e.op], args)
+        if isinstance(e, Unary):
+            return self._vec(dst_name, "VEC.NEG" if e.op == "-" else "VEC.NOT",
+                             (dst, self.operand(e.operand)))
+        if isinstance(e, Cast):
+            return self._vec(dst_name, "VEC.MOV", (dst, self.operand(e.value)))
+        if isinstance(e, Select):
+            args = (dst, self.operand(e.cond), self.operand(e.true_value),
+                    self.operand(e.false_value))
+            return self._vec(dst_name, "VEC.SEL", args)
+        if isinstance(e, Call) and e.name in _UNARY_CALLS:
+            return self._vec(dst_name, "VEC." + _UNARY_CALLS[e.name],
+                             (dst, self.operand(e.args[0])))
+        raise unsupported(e, f"`{type(e).__name__}` inside T.Parallel")
+
+    def _vec(self, dst_name, op, args, **attrs):
+        reads = tuple(dict.fromkeys(a.buf for a in args[1:] if isinstance(a, Tile)))
+        self.em.engine_op("VEC", op, args, reads=reads, writes=(dst_name,),
+                          shape=self.shape, **attrs)
+
+    def store(self, s: Store) -> None:
+        name = s.buffer.name
+        if name not in self.st.local:
+            raise unsupported(s, f"element stores to global tensor `{name}` (use T.copy)")
+        dims = []
+        for ix in s.indices:
+            if not (isinstance(ix, Var) and ix in self.dom):
+                raise unsupported(s, "store indices other than plain T.Parallel loop variables")
+            dims.append(self.dom[ix])
+        if sorted(dims) != list(range(len(self.shape))):
+            raise unsupported(s, "a store inside T.Parallel must use every loop variable once")
+        base = self.em.tile(name)
+        dst = Tile(base.buf, base.stage, tuple(dims))
+        if not self.depends(s.value):
+            self._vec(name, "VEC.MOV", (dst, self.st.scalar.operand(s.value)))
+        else:
+            self.compute(dst, name, s.value)
+        self.release(keep={t.buf for t in self.lets.values()})
+
+
+def lower_parallel(st, s: For) -> None:
+    dom_vars, shape, body = _nest(s)
+    v = VecLowering(st, dom_vars, shape)
+    stmts = body.stmts if isinstance(body, Seq) else (body,)
+    for x in stmts:
+        if isinstance(x, Store):
+            v.store(x)
+        elif isinstance(x, Let):
+            if v.depends(x.value):
+                name = v.temp(x.value.dtype)
+                v.compute(Tile(name), name, x.value)
+                v.lets[x.var] = Tile(name)               # lives to the nest's end
+                v.release(keep={t.buf for t in v.lets.values()})
+            else:
+                st.stmt(x)
+        else:
+            raise unsupported(x, f"`{type(x).__name__}` inside T.Parallel")
+    v.release()
