@@ -1,0 +1,58 @@
+"""Helpers for running the spine's example kernels on tcsim: compile once per
+(example, defines, config), draw inputs, compare with the numpy references."""
+from __future__ import annotations
+
+import functools
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples"
+
+
+def _load_references():
+    spec = importlib.util.spec_from_file_location("tcsim_example_refs",
+                                                  EXAMPLES / "references.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+ref = _load_references()
+
+
+@functools.lru_cache(maxsize=None)
+def _build(name: str, defines: tuple, config: str, raster: int):
+    from tilelang.codegen.tcsim import compile_module
+    from tilelang.frontend import parse_module
+    from tilelang.passes.manager import run_until
+    path = EXAMPLES / f"{name}.tl"
+    module = parse_module(path.read_text(), str(path), defines=dict(defines) or None)
+    return compile_module(run_until(module, "cpu", "simplify"), config, raster=raster)
+
+
+def artifact(name: str, kernel: str | None = None, config="tiny", raster=0, **defines):
+    return _build(name, tuple(sorted(defines.items())), config, raster)[kernel or name]
+
+
+def np_dtype(dtype: str):
+    from tilelang.dtypes import numpy_dtype
+    return numpy_dtype(dtype)
+
+
+def random(rng, shape, dtype: str, scale: float = 1.0):
+    return (rng.standard_normal(shape) * scale).astype(np_dtype(dtype))
+
+
+def assert_close(got, want, rtol, atol=0.0, what=""):
+    np.testing.assert_allclose(np.asarray(got, np.float64), np.asarray(want, np.float64),
+                               rtol=rtol, atol=atol, err_msg=what)
+
+
+def assert_sum_close(got, want, abs_sum, tol, what=""):
+    """|got - want| <= tol * sum|terms|: the rounding bound of a sum in any order."""
+    err = np.abs(np.asarray(got, np.float64) - np.asarray(want, np.float64))
+    bound = tol * np.asarray(abs_sum, np.float64) + 1e-30
+    assert (err <= bound).all(), f"{what}: max err/bound {float((err / bound).max()):.3g}"
