@@ -1,0 +1,124 @@
+"""GEMM GFLOP/s: tilelang (the library's `tilelang.ops.gemm`, a user kernel with a fused
+epilogue, the fp8 block-scaled kernel) against numpy/OpenBLAS sgemm, in the same run.
+
+Each thread count runs in its own child process with OPENBLAS_NUM_THREADS and
+TILELANG_NUM_THREADS set to it, so both sides use the same number of cores. Cases:
+square n in {256, 512, 1024, 2048, 4096}, ragged {1000, 1023, 1025, 257x4097x513}, with
+fp32 and fp16 inputs (fp16 is compared with numpy's fp32 sgemm and with its
+`astype(float32) @` path; numpy has no fast fp16 matmul); the user kernel
+examples/gemm_bias_relu.tl and fp8 at n = 2048; and the seed's case, 8192^3 fp16 on all
+threads (run, or extrapolated from n = 2048 with --quick).
+
+    python benchmarks/gemm.py [--quick] [--threads 1,2] [--sizes 256,512] [--repeats 3]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import ROOT, report  # noqa: E402
+
+SQUARE = (256, 512, 1024, 2048, 4096)
+RAGGED = ((1000, 1000, 1000), (1023, 1023, 1023), (1025, 1025, 1025), (257, 4097, 513))
+SEED_N = 8192
+SEED_TARGET_S = 8.1
+
+
+def cases(sizes, repeats: int, extras: bool) -> list[dict]:
+    shapes = [(n, n, n) for n in sizes] + [s for s in RAGGED if extras]
+    out = []
+    for m, n, k in shapes:
+        reps = max(1, min(repeats, int(repeats * 1024 ** 3 / (m * n * k)) or 1))
+        for precision in ("fp32", "fp16"):
+            out.append({"kind": "library", "precision": precision, "m": m, "n": n, "k": k,
+                        "repeats": reps})
+    if extras:
+        user = str(ROOT / "examples" / "gemm_bias_relu.tl")
+        out.append({"kind": "user", "precision": "fp32", "m": 2048, "n": 2048, "k": 2048,
+                    "repeats": repeats, "path": user})
+        out.append({"kind": "fp8", "precision": "fp32", "m": 2048, "n": 2048, "k": 2048,
+                    "repeats": repeats})
+    return out
+
+
+def run_child(threads: int, case_list: list[dict]) -> list[dict]:
+    env = dict(os.environ, OPENBLAS_NUM_THREADS=str(threads),
+               TILELANG_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads))
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "gemm_child.py"),
+                           json.dumps(case_list)], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=3600)
+    if proc.returncode != 0:
+        raise SystemExit(f"benchmark child failed:\n{proc.stdout}\n{proc.stderr}")
+    return [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+
+
+def gflops(r: dict, seconds: float) -> float:
+    return 2.0 * r["m"] * r["n"] * r["k"] / seconds / 1e9
+
+
+def show(r: dict, threads: int) -> None:
+    shape = f"{r['m']}x{r['n']}x{r['k']}"
+    name = {"library": f"ops.gemm {r['precision']}-in", "user": "gemm+bias+relu (.tl)",
+            "fp8": "fp8_gemm (block-scaled)"}[r["kind"]]
+    extra = {"threads": threads, "rel_err": r["rel_err"]}
+    report("gemm", f"{name} {shape} {threads}T GFLOP/s", gflops(r, r["tl_s"]), "GFLOP/s",
+           baseline=gflops(r, r["numpy_s"]), baseline_name="numpy fp32 sgemm",
+           higher_is_better=True, extra=extra)
+    if "astype_s" in r:
+        report("gemm", f"{name} {shape} {threads}T vs astype(float32) @",
+               gflops(r, r["tl_s"]), "GFLOP/s", baseline=gflops(r, r["astype_s"]),
+               baseline_name="numpy astype(float32) @", higher_is_better=True, extra=extra)
+    if "fp32_kernel_s" in r:
+        report("gemm", f"{name} {shape} {threads}T vs the fp32 library kernel",
+               gflops(r, r["tl_s"]), "GFLOP/s", baseline=gflops(r, r["fp32_kernel_s"]),
+               baseline_name="tilelang fp32 gemm", higher_is_better=True, extra=extra)
+
+
+def seed_case(threads: int, quick: bool, results: list[dict]) -> None:
+    """8192^3 fp16-in on all threads: run it, or extrapolate from the fp16 n=2048 case."""
+    if quick:
+        base = next((r for r in results if r["kind"] == "library" and r["precision"] == "fp16"
+                     and r["m"] == r["n"] == r["k"] == 2048), None)
+        if base is None:
+            return
+        seconds = base["tl_s"] * (SEED_N / 2048) ** 3
+        how = "extrapolated from n=2048"
+    else:
+        r = run_child(threads, [{"kind": "library", "precision": "fp16", "m": SEED_N,
+                                 "n": SEED_N, "k": SEED_N, "repeats": 1}])[0]
+        seconds, how = r["tl_s"], "measured"
+    numpy_fp16_s = 2.0 * SEED_N ** 3 / 0.4e9     # numpy fp16 matmul: ~0.4 GFLOP/s here
+    report("gemm", f"seed case {SEED_N}^3 fp16-in {threads}T seconds ({how})", seconds, "s",
+           target=SEED_TARGET_S, baseline=numpy_fp16_s,
+           baseline_name="numpy fp16 matmul at 0.4 GFLOP/s, estimated")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true",
+                    help="n <= 2048 and the seed case extrapolated")
+    ap.add_argument("--threads", default=f"1,{os.cpu_count() or 1}")
+    ap.add_argument("--sizes", default=None, help="square sizes, comma-separated")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--no-extras", action="store_true",
+                    help="square sizes only (no ragged, user-kernel, fp8 or seed cases)")
+    opts = ap.parse_args()
+    sizes = [int(s) for s in opts.sizes.split(",")] if opts.sizes else \
+        [n for n in SQUARE if not (opts.quick and n > 2048)]
+    threads = sorted({int(t) for t in opts.threads.split(",")})
+    for t in threads:
+        print(f"== {t} thread(s): tilelang and numpy each on {t} core(s)", flush=True)
+        results = run_child(t, cases(sizes, opts.repeats, not opts.no_extras))
+        for r in results:
+            show(r, t)
+        if t == max(threads) and not opts.no_extras:
+            seed_case(t, opts.quick, results)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,94 @@
+"""The measuring side of benchmarks/gemm.py, run in a child process whose OpenBLAS and
+tilelang thread counts were fixed by the parent (OPENBLAS_NUM_THREADS is read once, when
+numpy loads). Reads a JSON list of cases from argv[1]; prints one JSON object per case.
+
+Each case times the tilelang side and its numpy baselines alternately, pausing between
+the two sides so that OpenBLAS's spinning worker threads do not slow the next kernel.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+
+import numpy as np
+
+PAUSE = 0.5
+
+
+def best(fn, repeats: int) -> float:
+    fn()                                  # warm-up: compile, page in, fill caches
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+def arrays(m, n, k, dtype, seed=0):
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal((m, k), dtype=np.float32)
+    b = rng.standard_normal((k, n), dtype=np.float32)
+    return a.astype(dtype), b.astype(dtype)
+
+
+def tl_side(case, a, b):
+    """The callable timed for the tilelang side of `case`, and its result checker."""
+    kind = case["kind"]
+    if kind == "library":
+        from tilelang.ops import gemm
+        c = np.empty((a.shape[0], b.shape[1]), np.float32)
+        return lambda: gemm(a, b, precision=case["precision"], out=c), c
+    if kind == "user":
+        import tilelang
+        k = tilelang.compile(case["path"])
+        bias = np.linspace(-1, 1, b.shape[1], dtype=np.float32)
+        c = np.empty((a.shape[0], b.shape[1]), np.float32)
+        return lambda: k(a, b, bias, c), c
+    if kind == "fp8":
+        from tilelang.ops import fp8_gemm, quantize_per_token, quantize_per_block
+        qa, sa = quantize_per_token(a)
+        qb, sb = quantize_per_block(b)
+        c = np.empty((a.shape[0], b.shape[1]), np.float32)
+        return lambda: fp8_gemm(qa, sa, qb, sb, out=c), c
+    raise ValueError(kind)
+
+
+def measure(case) -> dict:
+    m, n, k = case["m"], case["n"], case["k"]
+    in_dtype = np.float16 if case["precision"] == "fp16" else np.float32
+    a, b = arrays(m, n, k, in_dtype)
+    a32, b32 = a.astype(np.float32), b.astype(np.float32)
+    run, c = tl_side(case, a, b)
+    reps = case["repeats"]
+    t_tl = best(run, reps)
+    time.sleep(PAUSE)
+    t_np = best(lambda: a32 @ b32, reps)
+    out = {**case, "tl_s": t_tl, "numpy_s": t_np}
+    if case["precision"] == "fp16":
+        time.sleep(PAUSE)
+        out["astype_s"] = best(lambda: a.astype(np.float32) @ b.astype(np.float32), reps)
+    if case["kind"] == "fp8":
+        time.sleep(PAUSE)
+        from tilelang.ops import gemm
+        c32 = np.empty((m, n), np.float32)
+        out["fp32_kernel_s"] = best(lambda: gemm(a32, b32, out=c32), reps)
+    ref = a32.astype(np.float64) @ b32.astype(np.float64)
+    if case["kind"] == "user":
+        ref = np.maximum(ref + np.linspace(-1, 1, n), 0)
+    out["rel_err"] = float(np.abs(c - ref).max() / max(1e-30, np.abs(ref).max()))
+    time.sleep(PAUSE)
+    return out
+
+
+def main() -> None:
+    cases = json.loads(sys.argv[1])
+    for case in cases:
+        print(json.dumps(measure(case)), flush=True)
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, os.getcwd())
+    main()

@@ -1,0 +1,108 @@
+"""CPU target descriptions as data: vector width, register count, register tile, caches.
+
+The tiling pass and the library's block-size choice read these numbers; a new ISA
+(AVX-512, NEON, SVE at a fixed width) is a new table entry, not a new branch in a pass.
+`host()` picks the entry whose required features the running CPU has (the most capable
+first) and fills in the cache sizes the kernel reports. A choice made for the wrong
+machine only costs speed: every register tile is correct on every CPU.
+"""
+from __future__ import annotations
+
+import os
+import platform
+from dataclasses import dataclass, replace
+from functools import lru_cache
+
+
+@dataclass(frozen=True)
+class CpuTarget:
+    name: str
+    requires: tuple[str, ...]     # /proc/cpuinfo flags (x86) or machine names (arm)
+    vector_bits: int
+    vector_registers: int
+    row_vectors: int              # vectors per register-tile row (NR = row_vectors * lanes)
+    l1d: int = 32 * 1024          # bytes per core
+    l2: int = 512 * 1024
+    l3: int = 8 * 1024 * 1024
+
+    def lanes(self, dtype_bits: int) -> int:
+        return max(1, self.vector_bits // dtype_bits)
+
+    def register_tile(self, dtype_bits: int) -> tuple[int, int]:
+        """(MR, NR): MR rows of `row_vectors` accumulator vectors, leaving registers for
+        the row of B (`row_vectors`) and one broadcast of A."""
+        nvec = self.row_vectors
+        mr = (self.vector_registers - nvec - 1) // nvec
+        return max(1, mr), nvec * self.lanes(dtype_bits)
+
+
+# Most capable first: host() takes the first entry the CPU supports.
+TARGETS = (
+    CpuTarget("avx512", ("avx512f",), 512, 32, 2),
+    CpuTarget("avx2", ("avx2", "fma"), 256, 16, 2),
+    CpuTarget("neon", ("aarch64", "arm64"), 128, 32, 4),
+    CpuTarget("sse2", (), 128, 16, 2),
+)
+
+
+def by_name(name: str) -> CpuTarget:
+    for t in TARGETS:
+        if t.name == name:
+            return t
+    raise KeyError(name)
+
+
+@lru_cache(maxsize=1)
+def host() -> CpuTarget:
+    flags = _cpu_flags()
+    for t in TARGETS:
+        if all(f in flags for f in t.requires):
+            return replace(t, **_cache_sizes())
+    return TARGETS[-1]
+
+
+def _cpu_flags() -> set[str]:
+    flags = {platform.machine().lower()}
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith(("flags", "Features")):
+                    flags.update(line.split(":", 1)[1].split())
+                    break
+    except OSError:
+        pass
+    return flags
+
+
+def _cache_sizes() -> dict:
+    """L1d / L2 / L3 sizes of cpu0 from sysfs (what is not found keeps the default)."""
+    out = {}
+    base = "/sys/devices/system/cpu/cpu0/cache"
+    names = {(1, "Data"): "l1d", (2, "Unified"): "l2", (3, "Unified"): "l3"}
+    try:
+        entries = os.listdir(base)
+    except OSError:
+        return out
+    for entry in entries:
+        try:
+            level = int(_read(base, entry, "level"))
+            kind = _read(base, entry, "type")
+            size = _parse_size(_read(base, entry, "size"))
+        except (OSError, ValueError):
+            continue
+        key = names.get((level, kind))
+        if key:
+            out[key] = size
+    return out
+
+
+def _read(base: str, entry: str, name: str) -> str:
+    with open(os.path.join(base, entry, name)) as f:
+        return f.read().strip()
+
+
+def _parse_size(text: str) -> int:
+    units = {"K": 1024, "M": 1024 * 1024, "G": 1024 ** 3}
+    if text and text[-1] in units:
+        return int(text[:-1]) * units[text[-1]]
+    return int(text)
