@@ -70,7 +70,7 @@ class Core:
         self.id = cid
         self.code = sim.code
         self.engines = [Engine(i, self) for i in range(4)]
-        self.stall = {"queue_full": 0.0, "sem_wait": 0.0, "fence": 0.0}
+        self.stall = {"queue_full": 0.0, "sem_wait": 0.0, "drain": 0.0}
         self.done = False
         self.blocked = None
         self.block = None
@@ -120,7 +120,7 @@ class Core:
     def wake(self, now: float) -> None:
         if self.blocked is not None:
             kind = self.blocked[0]
-            key = {"queue": "queue_full", "sem": "sem_wait"}.get(kind, "fence")
+            key = {"queue": "queue_full", "sem": "sem_wait"}.get(kind, "drain")
             self.stall[key] += now - self.blocked_since
             self.blocked = None
             self.sim.push(now, STEP, self)

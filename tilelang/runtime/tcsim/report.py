@@ -65,7 +65,7 @@ def build_report(sim) -> Report:
     memory = b["hbm"] / cfg.hbm_bytes_per_clk
     bound = max(compute, memory)
     total_core = cycles * cores if cycles else 1.0
-    busy, stalls = {}, {"sem_wait": 0.0, "bandwidth": 0.0, "queue_full": 0.0, "fence": 0.0}
+    busy, stalls = {}, {"sem_wait": 0.0, "bandwidth": 0.0, "queue_full": 0.0, "drain": 0.0}
     for name_i, name in enumerate(("DMA_IN", "DMA_OUT", "MMA", "VEC")):
         busy[name] = sum(c.engines[name_i].busy for c in sim.cores) / total_core
     for c in sim.cores:
@@ -74,7 +74,7 @@ def build_report(sim) -> Report:
             stalls["bandwidth"] += e.stall_bw
         stalls["sem_wait"] += c.stall["sem_wait"]
         stalls["queue_full"] += c.stall["queue_full"]
-        stalls["fence"] += c.stall["fence"]
+        stalls["drain"] += c.stall["drain"]
     l2 = sim.l2
     accesses = l2.hits + l2.misses
     return Report(

@@ -1,0 +1,124 @@
+"""The tcsim code generator: program shape, pipelining, rasterisation, artifacts, and
+the diagnostics for what it does not support."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tilelang.codegen.tcsim import compile_module
+from tilelang.diagnostics import TileLangError
+from tilelang.frontend import parse_module
+from tilelang.passes.manager import run_until
+from tilelang.runtime.tcsim import run
+from tilelang.runtime.tcsim.artifact import load
+from tilelang.runtime.tcsim.asm import disassemble
+
+from .examples_tcsim import artifact
+
+
+def compile_text(text: str, config="tiny", **kw):
+    module = parse_module(text, "k.tl")
+    return compile_module(run_until(module, "cpu", "simplify"), config, **kw)
+
+
+def test_pipelined_gemm_has_a_ring_and_runs_loads_ahead():
+    prog = artifact("gemm", NUM_STAGES=3).program
+    assert prog.buffer("A_s").stages == 3 and prog.buffer("B_s").stages == 3
+    assert prog.buffer("C_f").stages == 1
+    ops = [i.op for i in prog.code]
+    loop = ops.index("LOOP")
+    assert ops[:loop].count("DMA.LD") == 4            # prologue: 2 iterations x (A, B)
+    mma = next(i for i in prog.code if i.op == "MMA")
+    assert {w.sem.index.value for w in mma.attr("wait")} >= {0}   # waits on DMA_IN
+    text = disassemble(prog)
+    assert "DMA.LD A_s[r" in text
+
+
+def test_single_stage_gemm_has_no_ring():
+    prog = artifact("gemm", NUM_STAGES=1).program
+    assert prog.buffer("A_s").stages == 1
+    ops = [i.op for i in prog.code]
+    assert ops[:ops.index("LOOP")].count("DMA.LD") == 0
+
+
+def test_pipelining_overlaps_loads_with_mma():
+    shapes = [((512, 512), "float16"), ((512, 512), "float16"), ((512, 512), "float32")]
+    one = run(artifact("gemm", NUM_STAGES=1, in_dtype="float16"), *shapes, mode="timing")
+    three = run(artifact("gemm", NUM_STAGES=3, in_dtype="float16"), *shapes, mode="timing")
+    assert three.cycles < 0.8 * one.cycles
+    assert three.engine_busy["MMA"] > one.engine_busy["MMA"]
+
+
+def test_raster_option_orders_blocks_and_keeps_results():
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((300, 64)).astype(np.float32)
+    b = rng.standard_normal((64, 600)).astype(np.float32)
+    c = np.zeros((300, 600), np.float32)
+    art = artifact("gemm", raster=2)
+    assert art.program.raster == 2
+    run(art, a, b, c)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
+
+
+def test_artifact_from_the_compiler_saves_loads_and_runs(tmp_path):
+    art = artifact("vector_add")
+    path = tmp_path / "vadd.tcsim"
+    art.save(path)
+    back = load(path)
+    a = np.arange(3000, dtype=np.float32)
+    c = np.zeros_like(a)
+    run(back, a, a, c)
+    np.testing.assert_array_equal(c, 2 * a)
+    assert back.program == art.program
+
+
+UNSUPPORTED = '''
+import tilelang.language as T
+N = T.dynamic("N")
+
+@T.prim_func
+def shift(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32")):
+    with T.Kernel(T.ceildiv(N, 64), threads=128) as bx:
+        X = T.alloc_fragment((65,), "float32")
+        Y = T.alloc_fragment((64,), "float32")
+        T.copy(A[bx * 64], X)
+        for i in T.Parallel(64):
+            Y[i] = X[i + 1]
+        T.copy(Y, B[bx * 64])
+'''
+
+
+def test_unsupported_index_is_a_diagnostic_with_a_position():
+    with pytest.raises(TileLangError) as e:
+        compile_text(UNSUPPORTED)
+    d = e.value.diagnostics[0]
+    assert d.code == "TL0806" and "loop variables" in d.message
+    assert d.primary is not None and d.primary.line == 12
+
+
+BIG = '''
+import tilelang.language as T
+N = T.dynamic("N")
+
+@T.prim_func
+def big(A: T.Tensor((N, 1024), "float32"), B: T.Tensor((N, 1024), "float32")):
+    with T.Kernel(T.ceildiv(N, 256), threads=128) as bx:
+        X = T.alloc_shared((256, 1024), "float32")
+        T.copy(A[bx * 256, 0], X)
+        T.copy(X, B[bx * 256, 0])
+'''
+
+
+def test_program_too_big_for_the_machine_is_tl0801():
+    with pytest.raises(TileLangError) as e:
+        compile_text(BIG)                       # 1 MB of SMEM on a 256 KB core
+    assert e.value.code == "TL0801" and "SMEM" in str(e.value)
+
+
+def test_configs_without_smem_rf_and_unknown_configs():
+    with pytest.raises(TileLangError) as e:
+        compile_text(BIG.replace("256", "16"), "ascend_like")
+    assert e.value.code == "TL0806"
+    with pytest.raises(TileLangError) as e:
+        compile_text(BIG, "b200_like")
+    assert e.value.code == "TL0805"
