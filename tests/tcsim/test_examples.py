@@ -138,3 +138,23 @@ def test_tcsim_matches_the_cpu_target(name, kernel, inputs, output):
     compile_file(EXAMPLES / f"{name}.tl")[kernel or name](*args, cpu_out)
     run(artifact(name, kernel), *args, sim_out)
     np.testing.assert_allclose(sim_out, cpu_out, rtol=1e-4, atol=1e-5)
+
+
+@SETTINGS
+@given(st.integers(1, 200), st.integers(1, 300), st.integers(1, 300))
+def test_gemm_bias_relu(m, n, k):
+    a, b = random(RNG, (m, k), "float32"), random(RNG, (k, n), "float32")
+    bias = random(RNG, n, "float32")
+    c = np.zeros((m, n), np.float32)
+    run(artifact("gemm_bias_relu"), a, b, bias, c)
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    # relu is 1-Lipschitz: the bound of the sum holds after it
+    assert_sum_close(c, ref.gemm_bias_relu(a, b, bias),
+                     np.abs(a64) @ np.abs(b64) + np.abs(bias), 2e-5, "relu(A @ B + bias)")
+
+
+def test_every_example_kernel_is_covered():
+    from .examples_tcsim import EXAMPLES
+    covered = {"vector_add", "bias_gelu", "softmax", "rmsnorm", "reduce", "transpose",
+               "gemm", "splitk_gemm", "flash_attention", "gemm_bias_relu"}
+    assert {p.stem for p in EXAMPLES.glob("*.tl")} <= covered

@@ -79,8 +79,7 @@ class VecLowering:
     def _load(self, e: Load):
         name = e.buffer.name
         if name not in self.st.local:
-            raise unsupported(e, f"element loads of global tensor `{name}` inside "
-                                 f"T.Parallel (copy the tile on chip first)")
+            return self._global_load(e)
         dims = []
         for ix in e.indices:
             if not (isinstance(ix, Var) and ix in self.dom):
@@ -88,6 +87,44 @@ class VecLowering:
             dims.append(self.dom[ix])
         base = self.em.tile(name)
         return Tile(base.buf, base.stage, tuple(dims))
+
+    def _split_index(self, ix):
+        """(domain-free part or None, domain var or None) of `scalar + var` / `var`."""
+        if isinstance(ix, Var) and ix in self.dom:
+            return None, ix
+        if not self.depends(ix):
+            return ix, None
+        if isinstance(ix, Binary) and ix.op == "+":
+            for a, b in ((ix.lhs, ix.rhs), (ix.rhs, ix.lhs)):
+                if not self.depends(a):
+                    base, var = self._split_index(b)
+                    if var is not None:
+                        return (a if base is None else Binary("+", a, base, ix.dtype)), var
+        raise unsupported(ix, "global index inside T.Parallel that is not "
+                              "`offset + loop variable`")
+
+    def _global_load(self, e: Load):
+        """Stage the box of a global tensor the nest reads (`bias[bx * 128 + j]`) on
+        chip with one DMA (zero fill outside the tensor, as the CPU's guarded loads)."""
+        from ...ir.nodes import Const as C
+        starts, box, shape, dims = [], [], [], []
+        for ix in e.indices:
+            base, var = self._split_index(ix)
+            starts.append(self.st.scalar.operand(base if base is not None
+                                                 else C(0, "int32")))
+            if var is None:
+                box.append(1)
+            else:
+                box.append(self.shape[self.dom[var]])
+                shape.append(box[-1])
+                dims.append(self.dom[var])
+        name = f"__g{len(self.em.buffers)}"
+        self.em.declare(name, "RF", e.buffer.dtype, shape or [1])
+        from ...runtime.tcsim.isa import Glob
+        g = Glob(e.buffer.name, tuple(starts))
+        self.em.engine_op("DMA_IN", "DMA.LD", (self.em.tile(name), g),
+                          reads=(e.buffer.name,), writes=(name,), box=tuple(box))
+        return Tile(name, None, tuple(dims) if dims else None)
 
     def compute(self, dst: Tile, dst_name: str, e) -> None:
         """Emit the instruction computing `e` (domain-dependent) into `dst`."""
