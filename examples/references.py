@@ -58,6 +58,11 @@ def gemm(a, b):
     return a @ b
 
 
+def gemm_bias_relu(a, b, bias):
+    a, b, bias = _f64(a, b, bias)
+    return np.maximum(a @ b + bias, 0.0)
+
+
 def flash_attention(q, k, v, causal=False):
     """softmax(q k^T / sqrt(d) [causal mask, query i sees keys 0..i]) v over the last two
     dims of (batch, heads, seq, dim) arrays."""

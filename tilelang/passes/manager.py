@@ -26,6 +26,7 @@ from .dce import dce
 from .lower_tile_ops import lower_tile_ops
 from .predicate import predicate
 from .simplify import simplify
+from .tiling import tiling
 from .vectorize import vectorize
 
 
@@ -42,6 +43,8 @@ class Pass:
 _CPU = (
     Pass("simplify", simplify,
          "fold constants, apply algebraic identities, drop trivial ifs and loops"),
+    Pass("tiling", tiling,
+         "split T.gemm into the CPU's register tiles (micro-kernel loop nests, tails)"),
     Pass("lower_tile_ops", lower_tile_ops,
          "turn T.copy / T.gemm / T.fill / T.reduce_* / tile atomics into loops"),
     Pass("predicate", predicate,

@@ -13,7 +13,7 @@ from llvmlite import ir
 from ... import dtypes
 from ...diagnostics import codes_codegen as codes
 from ...ir.nodes import Alloc, Atomic, Binary, Const, For, If, Let, Load, Seq, Store
-from . import convert
+from . import convert, microkernel
 from .context import BufferSlot, entry_alloca, user_error
 from .expr import ExprEmitter
 from .metadata import loop_metadata
@@ -146,6 +146,8 @@ class StmtEmitter(ExprEmitter):
         b.position_at_end(end_bb)
 
     def _s_For(self, s: For) -> None:
+        if microkernel.try_emit(self, s):      # the register-tile form of passes/tiling.py
+            return
         ty = compute_type(s.var.dtype)
         lo = self.expr_as(s.min, s.var.dtype)
         hi = self.b.add(lo, self.expr_as(s.extent, s.var.dtype))
