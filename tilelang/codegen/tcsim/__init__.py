@@ -11,25 +11,30 @@ from __future__ import annotations
 
 from ...diagnostics import Diagnostic, TileLangError
 from ...diagnostics.codes_tcsim import DOES_NOT_FIT, UNKNOWN_CONFIG
-from ...ir.nodes import Alloc, Buffer, Const, Gemm, Kernel, Let, Seq, Var
+from ...ir.nodes import Alloc, Buffer, Const, Gemm, Kernel, Seq, Var
 from ...ir.visitor import walk
 from ...runtime.tcsim.artifact import Artifact, ArtifactError, check_fits
 from ...runtime.tcsim.config import ConfigError, get_config
-from ...runtime.tcsim.isa import Imm, Param, Program, Reg, make
+from ...runtime.tcsim.isa import Param, Program, Reg
 from .emit import Emitter
 from .scalar import grid_text, unsupported
 from .stmts import StmtLowering
 
-__all__ = ["compile_module", "compile_func"]
+from .target import DEFAULT_CONFIG, is_tcsim, parse_target  # noqa: E402,F401
+
+__all__ = ["compile_module", "compile_func", "parse_target", "is_tcsim", "DEFAULT_CONFIG"]
 
 
 def compile_module(module, config="tiny", *, raster: int = 0) -> dict:
     """Every kernel of `module` as a tcsim Artifact for machine `config`. `raster` > 0
     launches blocks in panels of that many rows of the grid's y axis (L2 reuse)."""
-    try:
-        cfg = get_config(config)
-    except ConfigError as e:
-        raise TileLangError(Diagnostic(UNKNOWN_CONFIG, str(e))) from None
+    if isinstance(config, str) and is_tcsim(config):
+        cfg = parse_target(config)                 # "tcsim:h100_like"
+    else:
+        try:
+            cfg = get_config(config)
+        except ConfigError as e:
+            raise TileLangError(Diagnostic(UNKNOWN_CONFIG, str(e))) from None
     out = {}
     for f in module.funcs:
         prog = compile_func(f, cfg, raster=raster)
@@ -116,5 +121,3 @@ def _shape(b: Buffer) -> tuple:
             raise unsupported(b, f"tensor `{b.name}` has a computed dimension")
     return tuple(out)
 
-
-_ = (Imm, Let, make)

@@ -297,14 +297,14 @@ def _directive(text: str, h: _Header, names: _Names, line: int) -> None:
 
 
 def assemble(text: str) -> Program:
+    """Directives first (so names may be declared after their first use), then code."""
     h, names, code = _Header(), _Names(), []
-    for lineno, raw in enumerate(text.splitlines(), 1):
-        stripped = raw.split("#", 1)[0].strip()
-        if not stripped:
-            continue
+    lines = [(n, raw.split("#", 1)[0].strip()) for n, raw in enumerate(text.splitlines(), 1)]
+    for lineno, stripped in lines:
         if stripped.startswith("."):
             _directive(stripped, h, names, lineno)
-        else:
+    for lineno, stripped in lines:
+        if stripped and not stripped.startswith("."):
             code.append(parse_instr(stripped, names, lineno))
     if h.name is None:
         raise AsmError(1, "missing .kernel NAME")
