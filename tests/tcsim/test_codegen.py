@@ -115,10 +115,10 @@ def test_program_too_big_for_the_machine_is_tl0801():
     assert e.value.code == "TL0801" and "SMEM" in str(e.value)
 
 
-def test_configs_without_smem_rf_and_unknown_configs():
-    with pytest.raises(TileLangError) as e:
-        compile_text(BIG.replace("256", "16"), "ascend_like")
-    assert e.value.code == "TL0806"
+def test_unknown_configs_and_too_big_for_l0a():
     with pytest.raises(TileLangError) as e:
         compile_text(BIG, "b200_like")
     assert e.value.code == "TL0805"
+    with pytest.raises(TileLangError) as e:          # 96x256 fp32 A operand: 96 KB
+        artifact("gemm_bias_relu", config="ascend_like")
+    assert e.value.code == "TL0801" and "L0A" in str(e.value)

@@ -17,6 +17,7 @@ from ...runtime.tcsim.artifact import Artifact, ArtifactError, check_fits
 from ...runtime.tcsim.config import ConfigError, get_config
 from ...runtime.tcsim.isa import Param, Program, Reg
 from .emit import Emitter
+from .levels import LevelPlan
 from .scalar import grid_text, unsupported
 from .stmts import StmtLowering
 
@@ -48,11 +49,9 @@ def compile_module(module, config="tiny", *, raster: int = 0) -> dict:
 
 
 def compile_func(f, cfg, raster: int = 0) -> Program:
-    if not {"SMEM", "RF"} <= {lv.name for lv in cfg.levels}:
-        raise unsupported(f, f"code generation for {cfg.name} (it has no SMEM/RF levels; "
-                             f"only hand-written programs run on it)")
-    table = _lower(f, None, raster).table_seen     # pass 1: who touches what
-    return _lower(f, table, raster).program
+    plan = LevelPlan(cfg)
+    table = _lower(f, None, raster, plan).table_seen     # pass 1: who touches what
+    return _lower(f, table, raster, plan).program
 
 
 class _Result:
@@ -60,7 +59,7 @@ class _Result:
         self.program, self.table_seen = program, table_seen
 
 
-def _lower(f, table, raster) -> _Result:
+def _lower(f, table, raster, plan) -> _Result:
     em = Emitter(table)
     env, params = {}, []
     kernel, pre = _split_body(f)
@@ -83,9 +82,11 @@ def _lower(f, table, raster) -> _Result:
             params.append(Param(p.name, "scalar", p.dtype, (), r))
         else:
             params.append(Param(p.name, "tensor", p.dtype, _shape(p)))
-    st = StmtLowering(em, env)
+    st = StmtLowering(em, env, plan)
     st.kernel_body = kernel.body
-    st.accumulators = {n.c.buffer.name for n in walk(kernel.body) if isinstance(n, Gemm)}
+    gemms = [n for n in walk(kernel.body) if isinstance(n, Gemm)]
+    st.accumulators = {n.c.buffer.name for n in gemms}
+    st.gemm_operands = {r.buffer.name for n in gemms for r in (n.a, n.b)}
     for s in pre:                                   # lets and global workspaces
         if isinstance(s, Alloc) and s.buffer.scope == "global":
             params.append(Param(s.buffer.name, "workspace", s.buffer.dtype,

@@ -9,12 +9,14 @@ from ...ir.nodes import (Alloc, Const, Copy, Fill, For, Gemm, If, Let, Reduce, S
 from ...runtime.tcsim.isa import Glob, Imm, Reg
 from .scalar import ScalarLowering, const_value, unsupported
 
-LEVEL = {"shared": "SMEM", "fragment": "RF", "local": "RF"}
+SCOPES = ("shared", "fragment", "local")
 
 
 class StmtLowering:
-    def __init__(self, em, env: dict):
+    def __init__(self, em, env: dict, plan):
         self.em = em
+        self.plan = plan
+        self.gemm_operands: set[str] = set()
         self.env = env
         self.scalar = ScalarLowering(em, env)
         self.local: dict[str, object] = {}          # on-chip buffer name -> Buffer
@@ -54,14 +56,15 @@ class StmtLowering:
 
     def alloc(self, s: Alloc) -> None:
         b = s.buffer
-        if b.scope not in LEVEL:
+        if b.scope not in SCOPES:
             raise unsupported(s, f"buffers of scope `{b.scope}`")
         shape = []
         for d in b.shape:
             if not isinstance(d, Const):
                 raise unsupported(s, "on-chip buffers need constant shapes")
             shape.append(int(d.value))
-        self.em.declare(b.name, LEVEL[b.scope], b.dtype, shape or [1])
+        level = self.plan.level(b.scope, b.name, self.gemm_operands, self.accumulators)
+        self.em.declare(b.name, level, b.dtype, shape or [1])
         self.local[b.name] = b
 
     # ------------------------------------------------------------------ tile ops
@@ -83,37 +86,72 @@ class StmtLowering:
     def copy(self, s: Copy) -> None:
         src_g = s.src.buffer.name not in self.local
         dst_g = s.dst.buffer.name not in self.local
-        em = self.em
         if src_g and dst_g:
             raise unsupported(s, "T.copy from global memory to global memory")
         if src_g:
-            name = self._whole(s.dst, "T.copy")
-            g, box = self._glob(s.src)
-            em.engine_op("DMA_IN", "DMA.LD", (em.tile(name), g), reads=(g.tensor,),
-                         writes=(name,), box=box)
+            self.load(self._whole(s.dst, "T.copy"), s.src)
         elif dst_g:
-            name = self._whole(s.src, "T.copy")
-            g, box = self._glob(s.dst)
-            em.engine_op("DMA_OUT", "DMA.ST", (g, em.tile(name)), reads=(name,),
-                         writes=(g.tensor,), box=box)
+            self.store(self._whole(s.src, "T.copy"), s.dst)
         else:
             src = self._whole(s.src, "T.copy")
             dst = self._whole(s.dst, "T.copy")
-            if em.buffers[src].shape != em.buffers[dst].shape:
+            if self.em.buffers[src].shape != self.em.buffers[dst].shape:
                 raise unsupported(s, "on-chip T.copy between differently shaped buffers")
-            em.engine_op("VEC", "COPY", (em.tile(dst), em.tile(src)), reads=(src,),
-                         writes=(dst,))
+            self.move(dst, src)
+
+    def move(self, dst: str, src: str) -> None:
+        em = self.em
+        em.engine_op("VEC", "COPY", (em.tile(dst), em.tile(src)), reads=(src,),
+                     writes=(dst,))
+
+    def staging(self, like: str, level: str, tag: str) -> str:
+        """A one-stage buffer shaped like `like` in `level` (reused per (like, level))."""
+        em = self.em
+        name = f"{like}__{tag}"
+        if name not in em.buffers:
+            d = em.buffers[like]
+            em.declare(name, level, d.dtype, d.shape)
+        return name
+
+    def load(self, name: str, region) -> None:
+        em = self.em
+        target = name
+        if em.buffers[name].level not in self.plan.dma:
+            target = self.staging(name, self.plan.fragment, "in")
+        g, box = self._glob(region)
+        em.engine_op("DMA_IN", "DMA.LD", (em.tile(target), g), reads=(g.tensor,),
+                     writes=(target,), box=box)
+        if target != name:
+            self.move(name, target)
+
+    def store(self, name: str, region, reduce: str | None = None) -> None:
+        em = self.em
+        if em.buffers[name].level not in self.plan.dma:
+            staged = self.staging(name, self.plan.fragment, "out")
+            self.move(staged, name)
+            name = staged
+        g, box = self._glob(region)
+        em.engine_op("DMA_OUT", "DMA.ST", (g, em.tile(name)), reads=(name,),
+                     writes=(g.tensor,), box=box, reduce=reduce)
 
     def gemm(self, s: Gemm) -> None:
         em = self.em
-        a = self._whole(s.a, "T.gemm")
-        b = self._whole(s.b, "T.gemm")
+        a = self._operand(self._whole(s.a, "T.gemm"), self.plan.stage_a, "l0a")
+        b = self._operand(self._whole(s.b, "T.gemm"), self.plan.stage_b, "l0b")
         c = self._whole(s.c, "T.gemm")
         if s.clear_accum:
             em.engine_op("MMA", "ACC.ZERO", (em.tile(c),), writes=(c,))
         em.engine_op("MMA", "MMA", (em.tile(c), em.tile(a), em.tile(b)), reads=(a, b, c),
                      writes=(c,), ta=1 if s.transpose_a else None,
                      tb=1 if s.transpose_b else None)
+
+    def _operand(self, name: str, level: str, tag: str) -> str:
+        """`name`, or a staging copy of it where the MMA can read it."""
+        if self.em.buffers[name].level in self.plan.mma_ab:
+            return name
+        staged = self.staging(name, level, tag)
+        self.move(staged, name)
+        return staged
 
     def fill(self, s: Fill) -> None:
         em = self.em
@@ -122,8 +160,13 @@ class StmtLowering:
         if isinstance(value, Imm) and value.value == 0 and name in self.accumulators:
             em.engine_op("MMA", "ACC.ZERO", (em.tile(name),), writes=(name,))
             return
-        em.engine_op("VEC", "VEC.MOV", (em.tile(name), value), writes=(name,),
+        target = name
+        if em.buffers[name].level not in self.plan.vec:
+            target = self.staging(name, self.plan.fragment, "fill")
+        em.engine_op("VEC", "VEC.MOV", (em.tile(target), value), writes=(target,),
                      shape=em.buffers[name].shape)
+        if target != name:
+            self.move(name, target)
 
     def reduce(self, s: Reduce) -> None:
         em = self.em
@@ -131,16 +174,15 @@ class StmtLowering:
         for n in (src, dst):
             if n not in self.local:
                 raise unsupported(s, f"reductions of global tensor `{n}`")
+            if self.em.buffers[n].level not in self.plan.vec:
+                raise unsupported(s, f"reduction of `{n}`, which the vector unit of "
+                                     f"{self.plan.cfg.name} cannot reach")
         reads = (src,) if s.clear else (src, dst)
         em.engine_op("VEC", f"VEC.RED.{s.kind.upper()}", (em.tile(dst), em.tile(src)),
                      reads=reads, writes=(dst,), dim=s.dim, acc=0 if s.clear else 1)
 
     def atomic(self, s: TileAtomic) -> None:
-        em = self.em
-        name = self._whole(s.src, "T.atomic_" + s.op)
-        g, box = self._glob(s.dst)
-        em.engine_op("DMA_OUT", "DMA.ST", (g, em.tile(name)), reads=(name,),
-                     writes=(g.tensor,), box=box, reduce=s.op)
+        self.store(self._whole(s.src, "T.atomic_" + s.op), s.dst, reduce=s.op)
 
     # ------------------------------------------------------------------ control flow
     def loop(self, s: For) -> None:
@@ -181,4 +223,4 @@ class StmtLowering:
         em.emit("ENDIF")
 
 
-__all__ = ["StmtLowering", "LEVEL", "const_value"]
+__all__ = ["StmtLowering", "const_value"]

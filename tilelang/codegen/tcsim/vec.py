@@ -39,6 +39,7 @@ class VecLowering:
         self.free = st.vec_pool     # (dtype, shape) -> free temp names, kernel-wide
         self.busy: list = []
         self.lets: dict = {}        # let var -> operand
+        self.staged: set = set()    # buffers copied where the vector unit reaches them
         self.temps = 0
 
     def depends(self, e) -> bool:
@@ -54,7 +55,7 @@ class VecLowering:
             name = pool.pop()
         else:
             name = f"__t{len(self.em.buffers)}"
-            self.em.declare(name, "RF", dtype, self.shape)
+            self.em.declare(name, self.st.plan.fragment, dtype, self.shape)
         self.busy.append((key, name))
         return name
 
@@ -85,8 +86,18 @@ class VecLowering:
             if not (isinstance(ix, Var) and ix in self.dom):
                 raise unsupported(e, "indices other than plain T.Parallel loop variables")
             dims.append(self.dom[ix])
+        if self.em.buffers[name].level not in self.st.plan.vec:
+            name = self._reachable(name)
         base = self.em.tile(name)
         return Tile(base.buf, base.stage, tuple(dims))
+
+    def _reachable(self, name: str) -> str:
+        """A copy of `name` the vector unit can read (once per nest)."""
+        staged = self.st.staging(name, self.st.plan.fragment, "vec")
+        if name not in self.staged:
+            self.st.move(staged, name)
+            self.staged.add(name)
+        return staged
 
     def _split_index(self, ix):
         """(domain-free part or None, domain var or None) of `scalar + var` / `var`."""
@@ -119,7 +130,7 @@ class VecLowering:
                 shape.append(box[-1])
                 dims.append(self.dom[var])
         name = f"__g{len(self.em.buffers)}"
-        self.em.declare(name, "RF", e.buffer.dtype, shape or [1])
+        self.em.declare(name, self.st.plan.fragment, e.buffer.dtype, shape or [1])
         from ...runtime.tcsim.isa import Glob
         g = Glob(e.buffer.name, tuple(starts))
         self.em.engine_op("DMA_IN", "DMA.LD", (self.em.tile(name), g),
@@ -165,6 +176,9 @@ class VecLowering:
             dims.append(self.dom[ix])
         if sorted(dims) != list(range(len(self.shape))):
             raise unsupported(s, "a store inside T.Parallel must use every loop variable once")
+        if self.em.buffers[name].level not in self.st.plan.vec:
+            raise unsupported(s, f"element stores to `{name}`, which the vector unit of "
+                                 f"{self.st.plan.cfg.name} cannot reach")
         base = self.em.tile(name)
         dst = Tile(base.buf, base.stage, tuple(dims))
         if not self.depends(s.value):

@@ -181,7 +181,7 @@ H200_LIKE = H100_LIKE.with_(name="h200_like", hbm_bytes_per_s=4.8e12,
 # Ascend 910B-class Da Vinci core: a 16x16x16 fp16 cube per cycle, split buffers.
 ASCEND_LIKE = MachineConfig(
     name="ascend_like", cores=20, clock_ghz=1.8,
-    mma_flops_per_clk=(("b16", 8192), ("b8", 16384)),
+    mma_flops_per_clk=(("b16", 8192), ("b8", 16384), ("tf32", 2048)),
     atom_m=16, atom_n=16, atom_k_bytes=32, mma_latency=32,
     vec_elems_per_clk=128, vec_latency=16,
     hbm_bytes_per_s=1.6e12, l2_bytes_per_s=5.0e12, l2_bytes=192 * MB,
