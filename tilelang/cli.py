@@ -139,6 +139,17 @@ def source_options(fn):
     return fn
 
 
+no_memory_reuse_option = click.option(
+    "--no-memory-reuse", is_flag=True,
+    help="Give every block-local buffer memory of its own (no memory_reuse pass; also "
+         "TILELANG_DISABLE_MEMORY_REUSE=1).")
+
+
+def _reuse(no_memory_reuse: bool):
+    """The flag turns reuse off; without it the environment decides (None)."""
+    return False if no_memory_reuse else None
+
+
 def _read(file: str) -> tuple[str, str]:
     """(text, name used in diagnostics); `-` reads standard input."""
     from .driver import read_source
@@ -178,15 +189,17 @@ def main():
 @click.option("--dump-dir", default=None, type=click.Path(file_okay=False),
               help="Write the --dump-after IR into this directory instead.")
 @click.option("--verify-each", is_flag=True, help="Run the IR verifier after every pass.")
-@click.option("--stats", is_flag=True, help="Print the time of every pass and stage.")
+@click.option("--stats", is_flag=True,
+              help="Print the time of every pass and stage, and the memory plan.")
+@no_memory_reuse_option
 @guarded
 def compile(file, kernel, defines, target, error_format, output, emit, opt, cpu, features,
-            dump_after, dump_dir, verify_each, stats):
+            dump_after, dump_dir, verify_each, stats, no_memory_reuse):
     """Compile FILE.tl to IR, LLVM IR, assembly, an object or a shared library."""
     from .driver import emit as emitter, parse
     options = _options(defines=defines, target=target, opt=opt, kernel=kernel, cpu=cpu,
                        features=features, dump_after=dump_after, dump_dir=dump_dir,
-                       verify_each=verify_each)
+                       verify_each=verify_each, memory_reuse=_reuse(no_memory_reuse))
     text, name = _read(file)
     start = time.perf_counter()
     module = parse(text, name, options)
@@ -202,19 +215,23 @@ def compile(file, kernel, defines, target, error_format, output, emit, opt, cpu,
             raise TileLangError(Diagnostic(
                 CANNOT_WRITE, f"cannot write `{output}`: {e.strerror or e}")) from None
     if stats:
+        from .driver.stages import memory_report
         click.echo(emitter.format_timings(timings), err=True)
+        click.echo(memory_report(module, options).text(), err=True)
 
 
 @main.command()
 @source_options
 @click.option("--after", default=None, metavar="PASS",
               help="Print the IR after this pass (default: straight after parsing).")
+@no_memory_reuse_option
 @guarded
-def ir(file, kernel, defines, target, error_format, after):
+def ir(file, kernel, defines, target, error_format, after, no_memory_reuse):
     """Print the IR of FILE.tl as `.tl` text (it parses back to the same IR)."""
     from .driver import ir_text, parse
     from .driver.stages import PARSE_STAGE
-    options = _options(defines=defines, target=target, kernel=kernel)
+    options = _options(defines=defines, target=target, kernel=kernel,
+                       memory_reuse=_reuse(no_memory_reuse))
     text, name = _read(file)
     _echo_text(ir_text(parse(text, name, options), options, after=after or PARSE_STAGE))
 
@@ -230,12 +247,15 @@ def ir(file, kernel, defines, target, error_format, after):
 @click.option("--threads", type=click.IntRange(1, None), default=None,
               help="Worker threads (default: TILELANG_NUM_THREADS, else all cores).")
 @click.option("-O", "opt", type=click.IntRange(0, 3), default=3, show_default=True)
+@no_memory_reuse_option
 @guarded
-def run(file, kernel, defines, target, error_format, shapes, scalar_args, repeat, threads, opt):
+def run(file, kernel, defines, target, error_format, shapes, scalar_args, repeat, threads, opt,
+        no_memory_reuse):
     """Run a kernel of FILE.tl on random inputs; print its time, GB/s and GFLOP/s."""
     from .driver import bench, build_module, parse
     from .driver.stages import only_kernel
-    options = _options(defines=defines, target=target, opt=opt, kernel=kernel)
+    options = _options(defines=defines, target=target, opt=opt, kernel=kernel,
+                       memory_reuse=_reuse(no_memory_reuse))
     text, name = _read(file)
     func = only_kernel(parse(text, name, options))
     sizes = bench.parse_assignments(shapes, "size")

@@ -20,7 +20,8 @@ from .diagnostics.codes_driver import NOT_A_KERNEL
 __all__ = ["kernel", "jit", "compile", "KernelFunction", "JITFactory"]
 
 # Keywords of the decorators and `compile` that are compile options, not defines.
-_OPTION_NAMES = ("target", "opt", "cpu", "features", "verify_each", "dump_after", "dump_dir")
+_OPTION_NAMES = ("target", "opt", "cpu", "features", "verify_each", "dump_after", "dump_dir",
+                 "memory_reuse")
 
 
 def _split_options(kwargs: dict) -> tuple[dict, dict]:
@@ -108,6 +109,13 @@ class KernelFunction:
         from .driver import ir_text
         from .driver.stages import PARSE_STAGE
         return ir_text(self.module(), self.options, after=after or PARSE_STAGE)
+
+    def memory_report(self):
+        """The memory plan (the `--stats` figures): `.kernels[i].scopes` with each
+        buffer's bytes, live range and offset, `.before` / `.after` per scope, the
+        module's global workspaces; `str()` gives the table."""
+        from .driver.stages import memory_report
+        return memory_report(self.module(), self.options)
 
     def llvm(self) -> str:
         """The optimised LLVM IR."""

@@ -297,8 +297,12 @@ def test_stats_prints_every_pass(cli, kernel_file, tmp_path):
     result = cli("compile", kernel_file("vadd"), "--emit", "obj", "-o", tmp_path / "v.o",
                  "--stats")
     assert result.exit_code == 0, result.output
-    stages = [line.split()[0] for line in result.stderr.splitlines()]
+    lines = result.stderr.splitlines()
+    timing = lines[:[line.split()[0] for line in lines].index("total") + 1]
+    stages = [line.split()[0] for line in timing]
     assert stages == ["parse", *[p.name for p in pipeline("cpu")], "codegen", "total"]
+    # then the memory plan (tests/memory/test_memory_cli.py checks its figures)
+    assert "arena" in "\n".join(lines[len(timing):])
 
 
 def test_cpu_option_cross_targets(cli, kernel_file, tmp_path):

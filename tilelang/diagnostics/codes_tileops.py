@@ -72,3 +72,9 @@ Functions in a .tl file are decorated with `@T.prim_func` (a kernel) or `@T.macr
 (a helper inlined where it is called); parameters of a macro have no annotations or
 defaults, and a prim_func's parameters are all annotated.
 """)
+BAD_PLACEMENT = register("TL0318", "bad buffer placement", """
+`offset=` and `align=` on `T.alloc_shared` / `T.alloc_fragment` / `T.alloc_local` give
+the buffer's place in its scope's arena, as the `memory_reuse` pass prints it: both
+together, `align` a power of two and `offset` a non-negative multiple of `align`.
+They are normally written by the compiler, not by hand.
+""")

@@ -71,7 +71,8 @@ def _digest(parts: dict) -> str:
 def _option_parts(options, target: dict) -> dict:
     return {"defines": [list(d) for d in options.defines], "target": options.target,
             "triple": target["triple"], "cpu": target["cpu"], "features": target["features"],
-            "opt": options.opt, "compiler": compiler_identity()}
+            "opt": options.opt, "memory_reuse": options.memory_reuse,
+            "compiler": compiler_identity()}
 
 
 def artifact_key(canonical_ir: str, options, target: dict) -> str:

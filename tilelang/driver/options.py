@@ -5,6 +5,7 @@ the Python API report it the same way.
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 from ..diagnostics import Diagnostic, TileLangError
@@ -25,13 +26,16 @@ class Options:
     dump_after: tuple[str, ...] = ()
     dump_dir: str | None = None
     verify_each: bool = False
+    memory_reuse: bool = True       # the memory_reuse pass (off: every buffer on its own)
 
     def defines_dict(self) -> dict:
         return dict(self.defines)
 
 
 def make_options(*, defines=None, target="cpu", opt=3, kernel=None, cpu=None, features=None,
-                 dump_after=(), dump_dir=None, verify_each=False) -> Options:
+                 dump_after=(), dump_dir=None, verify_each=False,
+                 memory_reuse=None) -> Options:
+    """`memory_reuse=None` follows TILELANG_DISABLE_MEMORY_REUSE (on unless it is 1)."""
     if target == "auto":            # TileLang's spelling for "the machine we are on"
         target = "cpu"
     check_target(target)
@@ -42,7 +46,13 @@ def make_options(*, defines=None, target="cpu", opt=3, kernel=None, cpu=None, fe
     return Options(target=target, opt=int(opt), kernel=kernel, cpu=cpu, features=features,
                    defines=normalize_defines(defines), dump_after=tuple(dump_after),
                    dump_dir=None if dump_dir is None else str(dump_dir),
-                   verify_each=bool(verify_each))
+                   verify_each=bool(verify_each),
+                   memory_reuse=memory_reuse_default() if memory_reuse is None
+                   else bool(memory_reuse))
+
+
+def memory_reuse_default() -> bool:
+    return os.environ.get("TILELANG_DISABLE_MEMORY_REUSE", "") not in ("1", "true", "yes")
 
 
 def check_target(target: str) -> None:

@@ -9,6 +9,7 @@ from ..diagnostics import Diagnostic, TileLangError
 from ..diagnostics.codes_driver import AMBIGUOUS_KERNEL, UNKNOWN_KERNEL, UNKNOWN_PASS
 
 PARSE_STAGE = "parse"      # the IR straight from the frontend, before any pass
+MEMORY_REUSE = "memory_reuse"
 
 
 def parse_text(text: str, filename: str, options):
@@ -82,6 +83,8 @@ def lower(module, options, until: str | None = None, timings: list | None = None
     passes = list(pipeline(options.target))
     if until is not None:
         passes = passes[:[p.name for p in passes].index(until) + 1]
+    if not options.memory_reuse:
+        passes = [p for p in passes if p.name != MEMORY_REUSE]
     manager = PassManager(passes, verify_each=options.verify_each,
                           dump_after=tuple(options.dump_after), dump_dir=options.dump_dir)
     lowered = manager.run(module)
@@ -118,3 +121,18 @@ def link(compiled, so_path: str) -> None:
 def header(compiled) -> str:
     from ..codegen.llvm import c_header
     return c_header(compiled.manifest)
+
+
+def memory_report(module, options):
+    """The memory figures (passes/memory_stats.py) of `module` as `options` compile it:
+    the IR right after `memory_reuse` (or where it would run, when it is off), since
+    the passes after it forget which loops were pipelined."""
+    from ..passes.memory_stats import memory_report as report
+    until = MEMORY_REUSE if MEMORY_REUSE in pass_names(options.target) else None
+    quiet = replace_options(options, dump_after=(), verify_each=False)
+    return report(lower(module, quiet, until=until))
+
+
+def replace_options(options, **changes):
+    from dataclasses import replace
+    return replace(options, **changes)

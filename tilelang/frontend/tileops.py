@@ -191,12 +191,34 @@ class TileOpMixin:
             init = None if args["init"] is None else \
                 self.value_for(buf, self.eval(args["init"]), "init")
             return Alloc(buf, init, span=span)
-        args = bind(Sig(f"T.{name}", (("shape", REQUIRED), ("dtype", REQUIRED)),
-                        ignored=("scope",)), tree, self.spans)
+        params = (("shape", REQUIRED), ("dtype", REQUIRED))
+        if name != "alloc_global":      # the placement the memory_reuse pass prints
+            params += (("offset", None), ("align", None))
+        args = bind(Sig(f"T.{name}", params, ignored=("scope",)), tree, self.spans)
         dtype = dtype_of(self.eval(args["dtype"]))
         shape = self.shape_of(args["shape"], allow_symbols=(name == "alloc_global"))
+        offset, align = self.placement(args, span)
         return Alloc(Buffer(target_name, shape, dtype, _ALLOC_SCOPE[name], span=span),
-                     span=span)
+                     offset=offset, align=align, span=span)
+
+    def placement(self, args, span) -> tuple:
+        """`offset=` / `align=` of a planned buffer: given together, align a power of
+        two, offset a non-negative multiple of it."""
+        trees = (args.get("offset"), args.get("align"))
+        if trees == (None, None):
+            return None, None
+        if None in trees:
+            given = trees[0] if trees[0] is not None else trees[1]
+            raise fail(C3.BAD_PLACEMENT, "`offset=` and `align=` go together",
+                       self.spans.of(given), "only one of them given")
+        offset, align = (const_int(self.eval(t)) for t in trees)
+        if align is None or align <= 0 or align & (align - 1):
+            raise fail(C3.BAD_PLACEMENT, "`align=` must be a power of two",
+                       self.spans.of(trees[1]), "here")
+        if offset is None or offset < 0 or offset % align:
+            raise fail(C3.BAD_PLACEMENT, f"`offset=` must be a non-negative multiple of "
+                       f"align={align}", self.spans.of(trees[0]), "here")
+        return offset, align
 
     def shape_of(self, tree, allow_symbols: bool) -> tuple:
         v = self.eval(tree)

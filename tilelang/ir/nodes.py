@@ -169,9 +169,16 @@ class Let(Stmt):
 @dataclass(frozen=True)
 class Alloc(Stmt):
     """Declares a block-local buffer (or a global workspace) for the rest of the
-    enclosing block. `init` is the initial value of a `T.alloc_var`."""
+    enclosing block. `init` is the initial value of a `T.alloc_var`.
+
+    `offset` / `align` are the placement the `memory_reuse` pass chose: the buffer lives
+    at byte `offset` of its scope's arena (one arena per scope and block), and its
+    address is a multiple of `align` (the arena is aligned to the largest `align` of its
+    buffers). None means unplanned: the buffer gets memory of its own."""
     buffer: Buffer
     init: Expr | None = None
+    offset: int | None = None
+    align: int | None = None
     span: Span = _span()
 
 

@@ -156,6 +156,10 @@ class _FuncVerifier:
         buf = s.buffer
         if not self.in_kernel and buf.scope != "global":
             _fail(s, f"block-local buffer {buf.name!r} allocated outside the T.Kernel")
+        if (s.offset is None) != (s.align is None) or (s.align is not None and (
+                s.align <= 0 or s.align & (s.align - 1) or s.offset < 0
+                or s.offset % s.align or buf.scope in ("global", "var"))):
+            _fail(s, f"bad placement of {buf.name!r}: offset={s.offset}, align={s.align}")
         if s.init is not None:
             self.expr(scope, s.init)
             if s.init.dtype != buf.dtype:

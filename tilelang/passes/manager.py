@@ -24,6 +24,7 @@ from ..ir import Module
 from ..ir.verifier import verify
 from .dce import dce
 from .lower_tile_ops import lower_tile_ops
+from .memory_reuse import memory_reuse
 from .predicate import predicate
 from .simplify import simplify
 from .tiling import tiling
@@ -49,6 +50,10 @@ _CPU = (
          "turn T.copy / T.gemm / T.fill / T.reduce_* / tile atomics into loops"),
     Pass("predicate", predicate,
          "guard global accesses that may fall outside their tensor (ragged tiles)"),
+    # before vectorize, which forgets which loops were pipelined (their stage buffers
+    # stay live for the whole loop); the passes after it only drop buffers, never add
+    Pass("memory_reuse", memory_reuse,
+         "place block-local buffers with disjoint lifetimes in one arena per scope"),
     Pass("vectorize", vectorize,
          "innermost T.Parallel loops become SIMD loops, the other parallel loops serial"),
     Pass("simplify_lowered", simplify,

@@ -15,6 +15,7 @@ from llvmlite import ir
 from ... import dtypes
 from ...ir.nodes import Alloc, Buffer, Kernel, Let, PrimFunc, Seq
 from . import convert
+from .arena import declare_arenas
 from .context import BufferSlot, FuncContext, entry_alloca, internal, user_error
 from .stmt import StmtEmitter
 from .types import F32, F64, I8, I64, PTR, VOID, compute_type
@@ -157,6 +158,7 @@ def _emit_impl(module, func: PrimFunc, prologue, kernel: Kernel) -> ir.Function:
             arg.add_attribute("noalias")   # the runtime rejects overlapping tensors
     _bind_all(em, func, prologue, fn.args[:len(tys)])
     begin, end = fn.args[len(tys)], fn.args[len(tys) + 1]
+    declare_arenas(ctx, kernel)     # once per call: reused by all blocks begin..end-1
     sizes = _grid_sizes(em, kernel)
     em.counted_loop(I64, begin, end, lambda blk: _block(em, kernel, sizes, blk), name="block")
     em.b.ret_void()

@@ -25,6 +25,7 @@ class FuncContext:
     alloca_builder: ir.IRBuilder           # positioned in the entry block
     env: dict = field(default_factory=dict)          # Var -> ir.Value
     buffers: dict = field(default_factory=dict)      # buffer name -> BufferSlot
+    arenas: dict = field(default_factory=dict)       # scope -> arena base (arena.py)
     loop_count: int = 0
 
     def new_block(self, name: str) -> ir.Block:

@@ -2,7 +2,8 @@
 
 Loops are canonical counted loops (guard, one body block chain, latch) with an i32/i64
 induction variable whose increment is `nsw`, so the vectoriser sees affine addresses.
-Block-local buffers are entry-block allocas, reused by every block a call runs.
+Block-local buffers are entry-block allocas, reused by every block a call runs: the
+arena of their scope when `memory_reuse` placed them (arena.py), else one of their own.
 """
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from llvmlite import ir
 from ... import dtypes
 from ...diagnostics import codes_codegen as codes
 from ...ir.nodes import Alloc, Atomic, Binary, Const, For, If, Let, Load, Seq, Store
-from . import convert, microkernel
+from . import arena, convert, microkernel
 from .context import BufferSlot, entry_alloca, user_error
 from .expr import ExprEmitter
 from .metadata import loop_metadata
@@ -56,10 +57,13 @@ class StmtEmitter(ExprEmitter):
                                  f"shape", s.span)
             dims.append(int(d.value))
         count = max(1, prod(dims))
-        slot = entry_alloca(self.ctx, ir.ArrayType(storage_type(buf.dtype), count), buf.name,
-                            LOCAL_ALIGN)
+        if s.offset is not None and buf.scope in self.ctx.arenas:   # memory_reuse's plan
+            slot, align = arena.planned_base(self.ctx, s), s.align
+        else:
+            slot, align = entry_alloca(self.ctx, ir.ArrayType(storage_type(buf.dtype), count),
+                                       buf.name, LOCAL_ALIGN), LOCAL_ALIGN
         self.ctx.buffers[buf.name] = BufferSlot(slot, [ir.Constant(I64, d) for d in dims],
-                                                LOCAL_ALIGN)
+                                                align)
         if s.init is not None:
             self._init_buffer(buf, s.init, count)
 
