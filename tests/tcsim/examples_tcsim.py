@@ -23,18 +23,28 @@ def _load_references():
 ref = _load_references()
 
 
+def tile_ir(module, reuse: bool = True):
+    """The IR tcsim compiles: after `simplify`, and (as the tcsim pipeline should run it)
+    the arena plan of `memory_reuse` with the tcsim rules."""
+    from tilelang.passes.manager import run_until
+    from tilelang.passes.memory_reuse import TCSIM_RULES, memory_reuse
+    module = run_until(module, "cpu", "simplify")
+    return memory_reuse(module, TCSIM_RULES) if reuse else module
+
+
 @functools.lru_cache(maxsize=None)
-def _build(name: str, defines: tuple, config: str, raster: int):
+def _build(name: str, defines: tuple, config: str, raster: int, reuse: bool):
     from tilelang.codegen.tcsim import compile_module
     from tilelang.frontend import parse_module
-    from tilelang.passes.manager import run_until
     path = EXAMPLES / f"{name}.tl"
     module = parse_module(path.read_text(), str(path), defines=dict(defines) or None)
-    return compile_module(run_until(module, "cpu", "simplify"), config, raster=raster)
+    return compile_module(tile_ir(module, reuse), config, raster=raster)
 
 
-def artifact(name: str, kernel: str | None = None, config="tiny", raster=0, **defines):
-    return _build(name, tuple(sorted(defines.items())), config, raster)[kernel or name]
+def artifact(name: str, kernel: str | None = None, config="tiny", raster=0, reuse=True,
+             **defines):
+    key = tuple(sorted(defines.items()))
+    return _build(name, key, config, raster, reuse)[kernel or name]
 
 
 def np_dtype(dtype: str):

@@ -153,8 +153,30 @@ def test_gemm_bias_relu(m, n, k):
                      np.abs(a64) @ np.abs(b64) + np.abs(bias), 2e-5, "relu(A @ B + bias)")
 
 
+@SETTINGS
+@given(st.integers(1, 300), st.integers(1, 300), st.integers(1, 100), st.booleans())
+def test_gemm_epilogue_with_and_without_the_arena_plan(m, n, k, reuse):
+    a, b = random(RNG, (m, k), "float16"), random(RNG, (k, n), "float16")
+    c = np.zeros((m, n), np.float16)
+    art = artifact("gemm_epilogue", reuse=reuse)
+    run(art, a, b, c)
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    want = a64 @ b64
+    # the float32 sum's bound, plus the final rounding to float16 (half an ulp: 2^-11)
+    err = np.abs(c.astype(np.float64) - want)
+    assert (err <= 2e-5 * (np.abs(a64) @ np.abs(b64)) + 2.0 ** -11 * np.abs(want)
+            + 1e-7).all()
+
+
+def test_arena_plan_shrinks_shared_memory():
+    planned = artifact("gemm_epilogue").program.resources()["SMEM"]
+    unplanned = artifact("gemm_epilogue", reuse=False).program.resources()["SMEM"]
+    # C_s (32 KB fp16) takes no memory of its own: it overlays A_s / B_s's old place
+    assert planned < unplanned
+
+
 def test_every_example_kernel_is_covered():
     from .examples_tcsim import EXAMPLES
     covered = {"vector_add", "bias_gelu", "softmax", "rmsnorm", "reduce", "transpose",
-               "gemm", "splitk_gemm", "flash_attention", "gemm_bias_relu"}
+               "gemm", "splitk_gemm", "flash_attention", "gemm_bias_relu", "gemm_epilogue"}
     assert {p.stem for p in EXAMPLES.glob("*.tl")} <= covered

@@ -50,8 +50,9 @@ def compile_module(module, config="tiny", *, raster: int = 0) -> dict:
 
 def compile_func(f, cfg, raster: int = 0) -> Program:
     plan = LevelPlan(cfg)
-    table = _lower(f, None, raster, plan).table_seen     # pass 1: who touches what
-    return _lower(f, table, raster, plan).program
+    first = _lower(f, None, None, raster, plan)           # pass 1: who touches what
+    groups = alias_groups(first.program.buffers)
+    return _lower(f, first.table_seen, groups, raster, plan).program
 
 
 class _Result:
@@ -59,8 +60,27 @@ class _Result:
         self.program, self.table_seen = program, table_seen
 
 
-def _lower(f, table, raster, plan) -> _Result:
-    em = Emitter(table)
+def alias_groups(buffers) -> dict:
+    """name -> representative for buffers of one level whose arena bytes overlap (they
+    have disjoint lifetimes in program order, but engines run ahead of the program)."""
+    parent = {b.name: b.name for b in buffers}
+
+    def find(x):
+        while parent[x] != x:
+            x = parent[x]
+        return x
+    placed = [b for b in buffers if b.offset is not None]
+    for i, a in enumerate(placed):
+        for b in placed[i + 1:]:
+            if a.level == b.level and a.offset < b.offset + b.nbytes() \
+                    and b.offset < a.offset + a.nbytes():
+                parent[find(b.name)] = find(a.name)
+    return {n: find(n) for n in parent if find(n) != n or
+            any(find(m) == n and m != n for m in parent)}
+
+
+def _lower(f, table, groups, raster, plan) -> _Result:
+    em = Emitter(table, groups)
     env, params = {}, []
     kernel, pre = _split_body(f)
     block_regs = []

@@ -23,11 +23,15 @@ ENGINES = ("DMA_IN", "DMA_OUT", "MMA", "VEC")
 
 
 class Emitter:
-    def __init__(self, access_table: dict | None = None):
+    def __init__(self, access_table: dict | None = None, groups: dict | None = None):
         self.code: list[Instr] = []
         self.nregs = 0
         self.buffers: dict[str, BufferDecl] = {}
-        self.table = access_table or {}          # name -> {(engine, "w"|"r")}
+        # buffers that share bytes (an arena plan) synchronise as one: name -> key
+        self.groups = groups or {}
+        self.table = {}                          # key -> {(engine, "w"|"r")}
+        for name, entries in (access_table or {}).items():
+            self.table.setdefault(self.key(name), set()).update(entries)
         self.seen: dict = {}                     # the table this pass builds
         self.track: dict = {}                    # (name, engine, kind) -> register
         self.counter = {e: self.reg() for e in ENGINES}
@@ -58,8 +62,12 @@ class Emitter:
         return [make("MOV", Reg(r), Imm(-1)) for r in regs]
 
     # ------------------------------------------------------------------ buffers
-    def declare(self, name: str, level: str, dtype: str, shape, stages: int = 1) -> None:
-        self.buffers[name] = BufferDecl(name, level, dtype, tuple(shape), stages)
+    def key(self, name: str) -> str:
+        return self.groups.get(name, name)
+
+    def declare(self, name: str, level: str, dtype: str, shape, stages: int = 1,
+                offset: int | None = None) -> None:
+        self.buffers[name] = BufferDecl(name, level, dtype, tuple(shape), stages, offset)
 
     def tile(self, name: str, dims=None) -> Tile:
         return Tile(name, self.stage_reg.get(name), dims)
@@ -81,24 +89,25 @@ class Emitter:
         self.emit(op, *args, **attrs)
         for name in writes:
             self._note(name, engine, "w")
-            if name not in self.chains:
-                self.emit("MOV", Reg(self.tracking(name, engine, "w")), Reg(c))
+            # ring buffers' own readers use the chain; buffers sharing their bytes use this
+            self.emit("MOV", Reg(self.tracking(self.key(name), engine, "w")), Reg(c))
         for name in reads:
             self._note(name, engine, "r")
-            self.emit("MOV", Reg(self.tracking(name, engine, "r")), Reg(c))
+            self.emit("MOV", Reg(self.tracking(self.key(name), engine, "r")), Reg(c))
 
     def _note(self, name, engine, kind):
         self.seen.setdefault(name, set()).add((engine, kind))
 
     def _waits(self, name: str, engine: str, kinds) -> list[Wait]:
         out = []
-        for other, kind in sorted(self.table.get(name, ())):
+        key = self.key(name)
+        for other, kind in sorted(self.table.get(key, ())):
             if other == engine or kind not in kinds:
                 continue
-            if kind == "w" and name in self.chains:
+            if kind == "w" and name in self.chains and other == "DMA_IN":
                 reg = self.chains[name][-1]          # the write of this iteration
             else:
-                reg = self.tracking(name, other, kind)
+                reg = self.tracking(key, other, kind)
             out.append(Wait(SemRef("done", Imm(ENGINES.index(other))), Reg(reg)))
         return out
 

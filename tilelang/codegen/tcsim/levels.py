@@ -27,6 +27,13 @@ class LevelPlan:
         # A operands stage into the first MMA operand level, B into the last
         self.stage_a, self.stage_b = cfg.mma_ab_levels[0], cfg.mma_ab_levels[-1]
 
+    def uses_arena(self, scope: str) -> bool:
+        """Whether the memory_reuse plan's offsets of `scope` hold on this machine: on
+        GPU-like configs a scope's arena is one level (shared: SMEM, fragment: RF);
+        `local` buffers also live in RF and would collide with the fragment arena, and
+        split-buffer configs scatter a scope over several levels — those are unplanned."""
+        return self.fragment == "RF" and scope in ("shared", "fragment")
+
     def level(self, scope: str, name: str, gemm_operands: set, accumulators: set) -> str:
         if name in accumulators:
             return self.acc

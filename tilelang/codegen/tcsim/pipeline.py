@@ -86,7 +86,9 @@ def lower_pipelined(st, loop: For) -> bool:
     rest = [s for i, s in enumerate(stmts) if i not in prod_idx]
     for p in producers:
         d = em.buffers[p.dst.buffer.name]
-        em.declare(d.name, d.level, d.dtype, d.shape, stages)
+        # the arena plan (memory_reuse with TCSIM_RULES, rings=True) reserved `stages`
+        # copies for this stage buffer at its offset: the ring fits there
+        em.declare(d.name, d.level, d.dtype, d.shape, stages, offset=d.offset)
         em.chains[d.name] = [em.reg() for _ in range(stages)]
     inline = _let_inliner(stmts, prod_idx)
     count = Reg(em.reg())

@@ -64,7 +64,8 @@ class StmtLowering:
                 raise unsupported(s, "on-chip buffers need constant shapes")
             shape.append(int(d.value))
         level = self.plan.level(b.scope, b.name, self.gemm_operands, self.accumulators)
-        self.em.declare(b.name, level, b.dtype, shape or [1])
+        offset = s.offset if self.plan.uses_arena(b.scope) else None
+        self.em.declare(b.name, level, b.dtype, shape or [1], offset=offset)
         self.local[b.name] = b
 
     # ------------------------------------------------------------------ tile ops

@@ -104,7 +104,8 @@ def disassemble(p: Program) -> str:
     out.append(f".regs {p.num_regs}")
     out.append(f".raster {p.raster}")
     for b in p.buffers:
-        out.append(f".buf {b.name} {b.level} {b.dtype} {_fmt_shape(b.shape)} stages={b.stages}")
+        line = f".buf {b.name} {b.level} {b.dtype} {_fmt_shape(b.shape)} stages={b.stages}"
+        out.append(line + (f" offset={b.offset}" if b.offset is not None else ""))
     out += [f".sem {n} {c}" for n, c in p.sems]
     depth = 1
     for ins in p.code:
@@ -281,12 +282,14 @@ def _directive(text: str, h: _Header, names: _Names, line: int) -> None:
     elif word == ".raster":
         h.raster = int(rest)
     elif word == ".buf":
-        m = re.match(r"(\w+)\s+(\w+)\s+(\w+)\s+(\[[^\]]*\])\s*(stages=(\d+))?$", rest)
+        m = re.match(r"(\w+)\s+(\w+)\s+(\w+)\s+(\[[^\]]*\])\s*(stages=(\d+))?"
+                     r"\s*(offset=(\d+))?$", rest)
         if not m:
             raise AsmError(line, f"bad .buf: {rest!r}")
         stages = int(m.group(6)) if m.group(6) else 1
+        offset = int(m.group(8)) if m.group(8) else None
         h.buffers.append(BufferDecl(m.group(1), m.group(2), m.group(3),
-                                    _parse_shape(m.group(4), line), stages))
+                                    _parse_shape(m.group(4), line), stages, offset))
         names.buffers.add(m.group(1))
     elif word == ".sem":
         name, count = rest.split()

@@ -177,6 +177,7 @@ class BufferDecl:
     dtype: str
     shape: tuple[int, ...]
     stages: int = 1
+    offset: int | None = None      # byte offset in its level's arena (None: own memory)
 
     @property
     def stage_elems(self) -> int:
@@ -231,10 +232,16 @@ class Program:
         raise KeyError(name)
 
     def resources(self) -> dict[str, int]:
-        """Bytes of each on-chip level the program allocates, plus semaphore count."""
+        """Bytes of each on-chip level the program needs, plus semaphore and register
+        counts. Placed buffers (an arena plan, where buffers with disjoint lifetimes
+        share bytes) take the arena's extent; unplaced ones are added on top of it."""
         out: dict[str, int] = {}
         for b in self.buffers:
-            out[b.level] = out.get(b.level, 0) + b.nbytes()
+            if b.offset is not None:
+                out[b.level] = max(out.get(b.level, 0), b.offset + b.nbytes())
+        for b in self.buffers:
+            if b.offset is None:
+                out[b.level] = out.get(b.level, 0) + b.nbytes()
         out["semaphores"] = sum(n for _, n in self.sems)
         out["registers"] = self.num_regs
         return out
