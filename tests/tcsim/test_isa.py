@@ -214,3 +214,18 @@ def test_configs_are_frozen_and_named():
     assert get_config("tiny") is TINY
     with pytest.raises(ConfigError, match="unknown machine config"):
         get_config("b200")
+
+
+def test_errors_carry_their_codes():
+    with pytest.raises(asm.AsmError) as e:
+        asm.assemble(".kernel k\nNOPE")
+    assert e.value.code == "TL0802"
+    with pytest.raises(encoding.EncodingError) as e:
+        encoding.decode(b"xx")
+    assert e.value.code == "TL0802"
+    with pytest.raises(ArtifactError) as e:
+        from_bytes(b"TCSIMART\x02\x00\x00\x00{}")
+    assert e.value.code == "TL0802"
+    from tilelang.diagnostics import explain
+    for code in ("TL0801", "TL0802", "TL0803", "TL0804", "TL0805", "TL0806", "TL0807"):
+        assert explain(code) is not None

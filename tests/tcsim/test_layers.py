@@ -89,3 +89,25 @@ def test_target_strings():
     with pytest.raises(TileLangError) as e:
         parse_target("tcsim:h300")
     assert e.value.code == "TL0805" and "tiny" in str(e.value)
+
+
+@pytest.mark.parametrize("args, words", [
+    ((np.zeros(4, np.float64),), "dtype float64 is not float32"),
+    ((np.zeros((4, 4), np.float32),), "rank 2 is not 1"),
+    ((), "takes 1 arguments"),
+    (([1.0, 2.0],), "expected a numpy array"),
+])
+def test_bad_launches_are_tl0807(args, words):
+    from tilelang.runtime.tcsim.errors import LaunchError
+    p = program("HALT", params=["A tensor float32 [N]"], symbols=["N r3"])
+    with pytest.raises(LaunchError) as e:
+        run(p, *args)
+    assert words in str(e.value) and e.value.code == "TL0807"
+
+
+def test_inconsistent_symbol_is_tl0807():
+    from tilelang.runtime.tcsim.errors import LaunchError
+    p = program("HALT", params=["A tensor float32 [N]", "B tensor float32 [N]"],
+                symbols=["N r3"])
+    with pytest.raises(LaunchError, match="N is 4 from an earlier argument"):
+        run(p, np.zeros(4, np.float32), np.zeros(5, np.float32))

@@ -21,7 +21,12 @@ FORMAT = 1
 
 
 class ArtifactError(ValueError):
-    """Not a tcsim artifact, or one that does not fit the target machine."""
+    """Not a tcsim artifact (code TL0802), or one that does not fit the target machine
+    (TL0801)."""
+
+    def __init__(self, message: str, code: str = "TL0801"):
+        self.code = code
+        super().__init__(message)
 
 
 @dataclass(frozen=True)
@@ -49,15 +54,16 @@ class Artifact:
 def from_bytes(data: bytes, config: MachineConfig | str | None = None) -> Artifact:
     """Parse an artifact and check it against `config` (default: the config it names)."""
     if not data.startswith(MAGIC) or len(data) < len(MAGIC) + 4:
-        raise ArtifactError("not a tcsim artifact (bad magic)")
+        raise ArtifactError("not a tcsim artifact (bad magic)", "TL0802")
     (n,) = struct.unpack_from("<I", data, len(MAGIC))
     start = len(MAGIC) + 4
     try:
         head = json.loads(data[start:start + n].decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError):
-        raise ArtifactError("corrupt tcsim artifact header") from None
+        raise ArtifactError("corrupt tcsim artifact header", "TL0802") from None
     if head.get("format") != FORMAT:
-        raise ArtifactError(f"tcsim artifact format {head.get('format')} is not {FORMAT}")
+        raise ArtifactError(f"tcsim artifact format {head.get('format')} is not {FORMAT}",
+                            "TL0802")
     program = decode(data[start + n:])
     cfg = get_config(config if config is not None else head["config"])
     check_fits(program, cfg)

@@ -24,6 +24,7 @@ from .isa import (OPCODES, BufferDecl, Glob, Imm, Instr, Param, Program, Reg, Se
 
 class AsmError(ValueError):
     """Malformed `.tcasm` text; the message names the line."""
+    code = "TL0802"
 
     def __init__(self, line: int, message: str):
         self.line = line

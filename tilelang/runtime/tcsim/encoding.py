@@ -21,6 +21,7 @@ MAGIC = b"TCB1"
 
 class EncodingError(ValueError):
     """Bytes that are not a tcsim binary program."""
+    code = "TL0802"
 
 
 class _Writer:
