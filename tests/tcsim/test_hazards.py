@@ -111,3 +111,10 @@ def test_chrome_trace(tmp_path):
     assert max(e["args"]["end_cycle"] for e in events) == r.cycles
     mmas = sorted((e["ts"], e["dur"]) for e in events if e["name"] == "MMA")
     assert len(mmas) == 4 and all(d > 0 for _, d in mmas)
+
+
+def test_stage_out_of_range_is_an_error_not_a_crash():
+    from tilelang.runtime.tcsim.errors import SimError
+    p = program("MOV r5, 2\nACC.ZERO C[r5]\nHALT", bufs=["C RF float32 [8, 8] stages=2"])
+    with pytest.raises(SimError, match="stage 2 of C, which has 2"):
+        run(p)

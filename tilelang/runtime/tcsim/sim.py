@@ -118,6 +118,10 @@ class Simulator:
         op.di, op.ready, op.eng = d, ready, eng
         op.stages = tuple((regs[t.stage[1]] if t.stage[0] else t.stage[1])
                           if t.stage is not None else 0 for t in d.tiles)
+        for t, s in zip(d.tiles, op.stages):
+            if not 0 <= s < t.decl.stages:
+                raise SimError(f"core {core.id}: {d.op} (instruction {d.index}) uses stage "
+                               f"{s} of {t.buf}, which has {t.decl.stages}")
         if d.glob is not None:
             op.starts = tuple(regs[s[1]] if s[0] else s[1] for s in d.glob[1])
         op.waits = tuple((core.sem((n, i)), regs[p[1]] if p[0] else p[1])
