@@ -1,18 +1,26 @@
 """Cache blocking for the library GEMM: BLOCK_M/N/K (BLIS's MC/NC/KC) from the target.
 
 BLOCK_K keeps one register-tile panel of B (BLOCK_K x NR floats) in half of L1 while the
-micro-kernel sweeps the rows of A; BLOCK_M x BLOCK_K of A and BLOCK_K x BLOCK_N of B stay
-in L2 across a block. BLOCK_M is a multiple of MR so that no row tail is computed inside
-a block unless M itself is ragged.
+micro-kernel sweeps the rows of A; the A tile (BLOCK_M x BLOCK_K) and the B tile
+(BLOCK_K x BLOCK_N) stay in L2 across a block. Each size is then evened out over the
+blocks its dimension needs, so a ragged size wastes at most a register tile per block
+instead of most of a block (every block computes its whole tile, past-the-edge rows as
+zeros), and the grid is split further until every thread has a few blocks.
 """
 from __future__ import annotations
+
+import os
 
 from ..passes.cpu_target import host
 
 _FLOAT_BITS = 32
+_BLOCKS_PER_THREAD = 3
+_MAX_BLOCK_M_TILES = 16     # BLOCK_M <= 16 register tiles
+_MAX_BLOCK_N = 512
 
 
-def choose_blocks(m: int, n: int, k: int, tile_size=None, block=None) -> tuple[int, int, int]:
+def choose_blocks(m: int, n: int, k: int, tile_size=None, block=None,
+                  num_threads: int | None = None) -> tuple[int, int, int]:
     if block is not None:
         bm, bn, bk = (int(x) for x in block)
         if min(bm, bn, bk) < 1:
@@ -20,17 +28,32 @@ def choose_blocks(m: int, n: int, k: int, tile_size=None, block=None) -> tuple[i
         return bm, bn, bk
     target = host()
     mr, nr = target.register_tile(_FLOAT_BITS)
-    bk = _clamp(target.l1d // 2 // (nr * 4), 128, 512)
-    bk = min(bk, _round_up(k, 8))
+    lanes = target.lanes(_FLOAT_BITS)
+    bk = _even(k, _clamp(target.l1d // 2 // (nr * 4), 64, 512), 8)
     if tile_size is not None:
         if int(tile_size) < 1:
             raise ValueError(f"gemm: tile_size must be positive, got {tile_size}")
         return int(tile_size), int(tile_size), bk
-    bm = max(mr, (target.l2 // 4 // (bk * 4)) // mr * mr)
-    bm = min(bm, _round_up(m, mr))
-    bn = max(nr, (target.l2 // 2 // (bk * 4)) // nr * nr)
-    bn = min(bn, _round_up(n, nr))
-    return bm, bn, bk
+    bm_target = _clamp(target.l2 // 4 // (bk * 4) // mr * mr, mr, _MAX_BLOCK_M_TILES * mr)
+    bn_target = _clamp(target.l2 // 2 // (bk * 4) // nr * nr, nr, _MAX_BLOCK_N)
+    gm, gn = _count(m, bm_target), _count(n, bn_target)
+    want = _BLOCKS_PER_THREAD * (num_threads or os.cpu_count() or 1)
+    while gm * gn < want and (gm < _count(m, mr) or gn < _count(n, lanes)):
+        if m / gm >= n / gn and gm < _count(m, mr):
+            gm += 1
+        else:
+            gn += 1
+    return _round_up(_count(m, gm), mr), _round_up(_count(n, gn), lanes), bk
+
+
+def _even(size: int, target: int, step: int) -> int:
+    """The block size near `target` that splits `size` into equal blocks (a multiple
+    of `step`)."""
+    return _round_up(_count(size, _count(size, target)), step)
+
+
+def _count(size: int, block: int) -> int:
+    return max(1, -(-size // block))
 
 
 def _clamp(x: int, lo: int, hi: int) -> int:

@@ -43,7 +43,7 @@ def gemm(A, B, precision: str = "fp32", tile_size: int | None = None, *, block=N
         raise ValueError(f"gemm: inner dimensions differ: op(A) is {a.shape}, "
                          f"op(B) is {b.shape}")
     m, n = a.shape[0], b.shape[1]
-    bm, bn, bk = choose_blocks(m, n, a.shape[1], tile_size, block)
+    bm, bn, bk = choose_blocks(m, n, a.shape[1], tile_size, block, num_threads)
     k = _build.kernel("gemm.tl", BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk,
                       in_dtype=in_dtype, out_dtype=out_dtype)
     c = output(out, (m, n), out_dtype)
