@@ -1,0 +1,51 @@
+"""tilelang.ops.gemm's interface: out=, num_threads=, tile_size=, errors, block choice."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tilelang.ops import fp8_gemm, gemm
+from tilelang.ops.blocks import choose_blocks
+from tilelang.passes.cpu_target import host
+
+
+def test_out_and_threads_and_tile_size():
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((130, 70)).astype(np.float32)
+    b = rng.standard_normal((70, 90)).astype(np.float32)
+    out = np.full((130, 90), np.nan, np.float32)
+    got = gemm(a, b, out=out, num_threads=2, tile_size=64)
+    assert got is out
+    np.testing.assert_allclose(out, a.astype(np.float64) @ b, rtol=1e-5, atol=1e-4)
+    half = gemm(a, b, out_dtype="float16")
+    assert half.dtype == np.float16
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda a, b: gemm(a, b, precision="fp4"), "unknown precision"),
+    (lambda a, b: gemm(a, b.T), "inner dimensions differ"),
+    (lambda a, b: gemm(a[0], b), "must be a matrix"),
+    (lambda a, b: gemm(a, b, out=np.zeros((3, 3), np.float32)), "out must be"),
+    (lambda a, b: gemm(a, b, block=(0, 8, 8)), "block sizes must be positive"),
+    (lambda a, b: fp8_gemm(a, np.ones((4, 1)), b, np.ones((1, 1))), "float8_e4m3"),
+])
+def test_user_errors_are_value_errors_that_say_what_is_wrong(call, message):
+    a = np.ones((4, 5), np.float32)
+    b = np.ones((5, 6), np.float32)
+    with pytest.raises(ValueError, match=message):
+        call(a, b)
+
+
+@pytest.mark.parametrize("shape", [(1, 1, 1), (256, 256, 256), (1025, 1025, 1025),
+                                   (257, 4097, 513), (8192, 8192, 8192), (5000, 3, 70)])
+@pytest.mark.parametrize("threads", [1, 2, 8])
+def test_block_choice_wastes_little_and_feeds_every_thread(shape, threads):
+    m, n, k = shape
+    bm, bn, bk = choose_blocks(m, n, k, num_threads=threads)
+    mr, _ = host().register_tile(32)
+    lanes = host().lanes(32)
+    assert bm % mr == 0 and bn % lanes == 0 and bk % 8 == 0
+    gm, gn, gk = -(-m // bm), -(-n // bn), -(-k // bk)
+    # padding past the edge is less than one register tile / vector / 8 per block
+    assert gm * bm - m < gm * mr and gn * bn - n < gn * lanes and gk * bk - k < gk * 8
+    assert gm * gn >= min(threads, -(-m // mr) * -(-n // lanes))

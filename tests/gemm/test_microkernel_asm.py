@@ -1,0 +1,74 @@
+"""The emitted assembly of a T.gemm: its hottest loop is loads + broadcasts + FMAs.
+
+The micro-kernel's k loop is found as the basic block with the most FMAs that branches
+back to itself; every instruction in it must be a vector load, a broadcast, an FMA or
+loop/address bookkeeping. A store or a spill inside it, or a gather (LLVM vectorising
+along k), fails the test.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+import tilelang
+from tilelang.passes.cpu_target import host
+
+ROOT = Path(__file__).resolve().parents[2]
+FMA = re.compile(r"^vfn?madd(132|213|231)p[sd]$")
+ALLOWED = re.compile(r"^(vfn?madd(132|213|231)p[sd]|vbroadcasts[sd]|vmov(a|u)p[sd]|"
+                     r"vcvtph2ps|add[ql]?|sub[ql]?|inc[ql]?|dec[ql]?|lea[ql]?|cmp[ql]?|"
+                     r"test[ql]?|j[a-z]+|nop[wl]?|vxorps|vpxor)$")
+
+
+def hot_loop(asm: str) -> list[tuple[str, str]]:
+    """(mnemonic, operands) of the innermost loop with the most FMAs: the instructions
+    from a label to a jump back to it with no other label in between."""
+    loops, label, body = [], None, []
+    for line in asm.splitlines():
+        line = line.split("#")[0].rstrip()
+        m = re.match(r"^(\.?[\w.$]+):", line)
+        if m:
+            label, body = m.group(1), []
+            continue
+        parts = line.strip().split(None, 1)
+        if not parts or parts[0].startswith("."):
+            continue
+        body.append((parts[0], parts[1] if len(parts) > 1 else ""))
+        if parts[0].startswith("j") and len(parts) > 1 and parts[1].strip() == label:
+            loops.append(list(body))
+    assert loops, "no loop in the assembly"
+    return max(loops, key=lambda ins: sum(bool(FMA.match(m)) for m, _ in ins))
+
+
+def compile_asm(path: Path, **defines) -> str:
+    return tilelang.compile(str(path), defines=defines).asm()
+
+
+@pytest.mark.skipif(host().name not in ("avx2", "avx512"), reason="x86 FMA hosts only")
+@pytest.mark.parametrize("defines", [{}, {"in_dtype": "float16"}],
+                         ids=["fp32", "fp16-in"])
+def test_gemm_inner_loop_is_loads_broadcasts_and_fmas(defines):
+    loop = hot_loop(compile_asm(ROOT / "tilelang" / "ops" / "gemm.tl", **defines))
+    mnemonics = [m for m, _ in loop]
+    bad = sorted({m for m in mnemonics if not ALLOWED.match(m)})
+    assert bad == [], f"unexpected instructions in the micro-kernel loop: {bad}"
+    stores = [(m, ops) for m, ops in loop if m.startswith("vmov") and
+              ops.rsplit(",", 1)[-1].strip().endswith(")")]
+    assert stores == [], f"stores (spills) inside the micro-kernel loop: {stores}"
+    fmas = sum(bool(FMA.match(m)) for m in mnemonics)
+    broadcasts = sum(m.startswith("vbroadcast") for m in mnemonics)
+    mr, nr = host().register_tile(32)
+    vectors = nr // host().lanes(32)
+    assert fmas % (mr * vectors) == 0 and fmas >= mr * vectors
+    # each broadcast feeds a whole row of the register tile
+    assert broadcasts * vectors == fmas
+
+
+@pytest.mark.skipif(host().name not in ("avx2", "avx512"), reason="x86 FMA hosts only")
+def test_user_kernel_gets_the_same_micro_kernel():
+    loop = hot_loop(compile_asm(ROOT / "examples" / "gemm_bias_relu.tl"))
+    mnemonics = [m for m, _ in loop]
+    assert not [m for m in mnemonics if not ALLOWED.match(m)]
+    assert sum(bool(FMA.match(m)) for m in mnemonics) >= host().register_tile(32)[0]
