@@ -119,7 +119,7 @@ def _lower(f, table, groups, raster, plan) -> _Result:
     grid = tuple(grid_text(g) for g in kernel.grid) + ("1",) * (3 - len(kernel.grid))
     prog = Program(f.name, tuple(params), tuple(symbols), grid, tuple(block_regs),
                    tuple(em.buffers.values()), (("done", 4),), tuple(code), raster,
-                   max(em.nregs, 1))
+                   max(em.nregs, 1), kernel.threads)
     return _Result(prog, {k: frozenset(v) for k, v in em.seen.items()})
 
 

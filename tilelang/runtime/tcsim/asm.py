@@ -104,6 +104,8 @@ def disassemble(p: Program) -> str:
     out.append(".blockregs " + " ".join(f"r{r}" for r in p.block_regs))
     out.append(f".regs {p.num_regs}")
     out.append(f".raster {p.raster}")
+    if p.threads:
+        out.append(f".threads {p.threads}")
     for b in p.buffers:
         line = f".buf {b.name} {b.level} {b.dtype} {_fmt_shape(b.shape)} stages={b.stages}"
         out.append(line + (f" offset={b.offset}" if b.offset is not None else ""))
@@ -254,6 +256,7 @@ class _Header:
         self.block_regs = (0, 1, 2)
         self.raster = 0
         self.num_regs = 64
+        self.threads = 0
 
 
 def _directive(text: str, h: _Header, names: _Names, line: int) -> None:
@@ -282,6 +285,8 @@ def _directive(text: str, h: _Header, names: _Names, line: int) -> None:
         h.num_regs = int(rest)
     elif word == ".raster":
         h.raster = int(rest)
+    elif word == ".threads":
+        h.threads = int(rest)
     elif word == ".buf":
         m = re.match(r"(\w+)\s+(\w+)\s+(\w+)\s+(\[[^\]]*\])\s*(stages=(\d+))?"
                      r"\s*(offset=(\d+))?$", rest)
@@ -313,4 +318,5 @@ def assemble(text: str) -> Program:
     if h.name is None:
         raise AsmError(1, "missing .kernel NAME")
     return Program(h.name, tuple(h.params), tuple(h.symbols), h.grid, h.block_regs,
-                   tuple(h.buffers), tuple(h.sems), tuple(code), h.raster, h.num_regs)
+                   tuple(h.buffers), tuple(h.sems), tuple(code), h.raster, h.num_regs,
+                   h.threads)

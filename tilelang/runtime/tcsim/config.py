@@ -60,6 +60,11 @@ class MachineConfig:
     queue_depth: int = 8
     issue_interval: int = 1            # cycles an engine needs between two instructions
     block_launch_cycles: int = 0       # a core's gap between two blocks
+    max_blocks_per_core: int = 1       # resident blocks, if their memory fits
+    # registers each thread of a block holds besides its fragments (addresses, indices,
+    # counters), in bytes, and the level they live in: they count against residency
+    thread_bytes: int = 0
+    thread_level: str = "RF"
     notes: str = field(default="", compare=False)
 
     def __post_init__(self):
@@ -132,10 +137,12 @@ def _validate(c: MachineConfig) -> None:
             raise ConfigError(f"machine config {c.name!r}: {what}")
     need(isinstance(c.name, str) and c.name, "needs a name")
     for name in ("cores", "atom_m", "atom_n", "atom_k_bytes", "vec_elems_per_clk",
-                 "l2_bytes", "queue_depth", "scalar_cycles", "issue_interval"):
+                 "l2_bytes", "queue_depth", "scalar_cycles", "issue_interval",
+                 "max_blocks_per_core"):
         v = getattr(c, name)
         need(isinstance(v, int) and v > 0, f"{name} must be a positive integer, not {v!r}")
-    for name in ("mma_latency", "vec_latency", "dma_latency", "block_launch_cycles"):
+    for name in ("mma_latency", "vec_latency", "dma_latency", "block_launch_cycles",
+                 "thread_bytes"):
         v = getattr(c, name)
         need(isinstance(v, int) and v >= 0, f"{name} must be a non-negative integer")
     for name in ("clock_ghz", "hbm_bytes_per_s", "l2_bytes_per_s", "port_bytes_per_clk"):
@@ -173,6 +180,7 @@ H100_LIKE = MachineConfig(
     levels=_levels(SMEM=227 * KB, RF=256 * KB),
     dma_levels=("SMEM", "RF"), mma_ab_levels=("SMEM", "RF"), mma_c_levels=("RF",),
     vec_levels=("SMEM", "RF"), queue_depth=8, block_launch_cycles=200,
+    max_blocks_per_core=32, thread_bytes=64 * 4,
     notes="NVIDIA H100 SXM5-class; see docs/tcsim.md for each figure's source")
 
 H200_LIKE = H100_LIKE.with_(name="h200_like", hbm_bytes_per_s=4.8e12,

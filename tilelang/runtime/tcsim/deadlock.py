@@ -12,14 +12,14 @@ from .errors import DeadlockError
 
 
 def _unit(core, eng=None) -> str:
-    return f"core {core.id} {'scalar' if eng is None else eng.name}"
+    return f"{core.label} {'scalar' if eng is None else eng.name}"
 
 
 def _signallers(core, sem) -> list[str]:
-    """Units of `core` that could still arrive at `sem`."""
+    """Units of `core`'s block that could still arrive at `sem`."""
     out = []
     for eng in core.engines:
-        if any(op.signal is sem for op in eng.queue):
+        if any(op.signal is sem for op in core.queues[eng.index]):
             out.append(_unit(core, eng))
     for d in core.code[core.pc:]:
         sig = d.signal if d.engine >= 0 else (d.args[0] if d.op == "SEM.ARRIVE" else None)
@@ -27,6 +27,17 @@ def _signallers(core, sem) -> list[str]:
             out.append(_unit(core))
             break
     return out
+
+
+def _head_wait(core, eng):
+    """(sem, phase) the head of the block's queue for `eng` waits on, if any."""
+    queue = core.queues[eng.index]
+    if not queue:
+        return None
+    for sem, ph in queue[0].waits:
+        if sem.phase <= ph:
+            return sem, ph
+    return None
 
 
 def _graph(sim):
@@ -45,16 +56,17 @@ def _graph(sim):
             waits.append(f"{me} waits for room in the {b[1].name} queue")
             edges[me] = [_unit(core, b[1])]
         elif b is not None:
-            busy = [_unit(core, e) for e in core.engines if e.queue or e.inflight]
+            busy = [_unit(core, e) for e in core.engines if core.queues[e.index]]
             waits.append(f"{me} waits at {b[0].upper()} for {', '.join(busy)}")
             edges[me] = busy
         for eng in core.engines:
-            if eng.waiting is not None:
-                s, v = eng.waiting
-                head = eng.queue[0].di if eng.queue else None
-                what = f"{head.op} (instruction {head.index})" if head else "?"
-                waits.append(f"{_unit(core, eng)} waits on {s.name}@{v} before {what} "
-                             f"({s.phase} phases done, {s.arrivals}/{s.count} arrivals)")
+            hw = _head_wait(core, eng)
+            if hw is not None:
+                s, v = hw
+                head = core.queues[eng.index][0].di
+                waits.append(f"{_unit(core, eng)} waits on {s.name}@{v} before {head.op} "
+                             f"(instruction {head.index}) ({s.phase} phases done, "
+                             f"{s.arrivals}/{s.count} arrivals)")
                 edges[_unit(core, eng)] = _signallers(core, s)
     return waits, edges
 

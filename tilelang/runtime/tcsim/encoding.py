@@ -167,6 +167,7 @@ def _body(w: _Writer, p: Program) -> None:
     w.value(p.sems)
     w.uint(p.raster)
     w.uint(p.num_regs)
+    w.uint(p.threads)
     w.uint(len(p.code))
     for ins in p.code:
         w.uint(OPCODE_LIST.index(ins.op))
@@ -210,7 +211,7 @@ def _read_program(r: _Reader) -> Program:
     symbols, grid, block_regs = r.value(), r.value(), r.value()
     buffers = tuple(BufferDecl(*x) for x in r.value())
     sems = r.value()
-    raster, num_regs = r.uint(), r.uint()
+    raster, num_regs, threads = r.uint(), r.uint(), r.uint()
     code = []
     for _ in range(r.uint()):
         op = OPCODE_LIST[r.uint()]
@@ -218,4 +219,4 @@ def _read_program(r: _Reader) -> Program:
     if r.pos != len(r.data):
         raise EncodingError("trailing bytes after the program")
     return Program(name, params, symbols, grid, block_regs, buffers, sems, tuple(code),
-                   raster, num_regs)
+                   raster, num_regs, threads)

@@ -81,7 +81,7 @@ class Hazards:
         hint = ("it is still in flight" if not rec.done else
                 "that instruction signals no semaphore" if rec.sem is None else
                 f"no wait on {rec.sem.name}@{rec.phase} orders them")
-        self.races.append(f"core {core.id}, block {core.block}, cycle {now:.0f}: "
+        self.races.append(f"{core.label}, block {core.block}, cycle {now:.0f}: "
                           f"{message}; {hint}")
 
 

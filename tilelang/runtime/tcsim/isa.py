@@ -218,6 +218,7 @@ class Program:
     code: tuple[Instr, ...]
     raster: int = 0
     num_regs: int = 64
+    threads: int = 0               # the kernel's `threads=`: their registers take RF
 
     def buffer(self, name: str) -> BufferDecl:
         for b in self.buffers:

@@ -37,39 +37,49 @@ class Sem:
 class Op:
     """An engine instruction in flight, its register operands resolved at dispatch."""
     __slots__ = ("di", "ready", "stages", "starts", "waits", "signal", "vals", "eng",
-                 "nbytes", "moved", "start", "data_start", "recs")
+                 "core", "nbytes", "moved", "start", "data_start", "recs")
 
 
 class Engine:
-    __slots__ = ("index", "name", "core", "queue", "busy_until", "data_active", "inflight",
-                 "busy", "stall_sem", "stall_bw", "waiting", "wait_since", "seen")
+    """One engine of a physical core, shared by the blocks resident on it: each block
+    has its own in-order queue, and the engine starts the first ready queue head it finds
+    (round robin), as a core's schedulers pick among ready warps."""
+    __slots__ = ("index", "name", "phys", "slots", "busy_until", "data_active", "busy",
+                 "stall_sem", "stall_bw", "waiting", "wait_since", "seen", "rr")
 
-    def __init__(self, index: int, core):
+    def __init__(self, index: int, phys: int):
         self.index = index
         self.name = ENGINE_NAMES[index]
-        self.core = core
-        self.queue: deque = deque()
+        self.phys = phys
+        self.slots: list = []
         self.busy_until = 0.0
         self.data_active = False
-        self.inflight = 0
         self.busy = 0.0
         self.stall_sem = 0.0
         self.stall_bw = 0.0
-        self.waiting = None
+        self.waiting = False
         self.wait_since = 0.0
         self.seen: dict = {}
+        self.rr = 0
 
 
 class Core:
-    __slots__ = ("sim", "id", "code", "regs", "pc", "t", "loops", "engines", "sems",
-                 "bufs", "bufs_state", "block", "blocked", "blocked_since", "seen", "stall", "done",
-                 "block_start")
+    """A block slot of a physical core: the scalar unit, registers, semaphores, buffers
+    and engine queues of the block resident there. `id` is the physical core; with one
+    block per core (the default) a slot is simply the core."""
+    __slots__ = ("sim", "id", "slot", "label", "code", "regs", "pc", "t", "loops",
+                 "engines", "queues", "inflight", "sems", "bufs", "bufs_state", "block",
+                 "blocked", "blocked_since", "seen", "stall", "done", "block_start")
 
-    def __init__(self, sim, cid: int):
+    def __init__(self, sim, cid: int, slot: int, engines: list, multi: bool):
         self.sim = sim
         self.id = cid
+        self.slot = slot
+        self.label = f"core {cid}.{slot}" if multi else f"core {cid}"
         self.code = sim.code
-        self.engines = [Engine(i, self) for i in range(4)]
+        self.engines = engines
+        self.queues = [deque() for _ in range(4)]
+        self.inflight = 0
         self.stall = {"queue_full": 0.0, "sem_wait": 0.0, "drain": 0.0}
         self.done = False
         self.blocked = None
@@ -90,8 +100,6 @@ class Core:
         self.loops = []
         self.sems = {name: [Sem(name) for _ in range(n)] for name, n in sim.program.sems}
         self.seen = {}
-        for e in self.engines:
-            e.seen = {}
         self.bufs = sim.new_buffers() if sim.functional else None
         self.bufs_state = {}
         sim.push(t, STEP, self)
@@ -102,12 +110,14 @@ class Core:
         arr = self.sems[name]
         if not 0 <= i < len(arr):
             from .errors import SimError
-            raise SimError(f"core {self.id}: semaphore {name}[{i}] out of range")
+            raise SimError(f"{self.label}: semaphore {name}[{i}] out of range")
         return arr[i]
 
     def idle(self) -> bool:
-        for e in self.engines:
-            if e.queue or e.inflight:
+        if self.inflight:
+            return False
+        for q in self.queues:
+            if q:
                 return False
         return True
 
@@ -136,7 +146,7 @@ class Core:
             d = code[pc]
             if d.engine >= 0:
                 eng = self.engines[d.engine]
-                if len(eng.queue) >= depth:
+                if len(self.queues[d.engine]) >= depth:
                     if t > now:
                         self.pc, self.t = pc, t
                         sim.push(t, STEP, self)

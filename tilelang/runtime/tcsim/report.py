@@ -25,12 +25,14 @@ class Report:
     blocks: int = 0
     waves: int = 0
     cores: int = 0
+    blocks_per_core: int = 1        # resident at once (memory and config permitting)
     instructions: int = 0
 
     def summary(self) -> str:
         b = self.bytes
         lines = [
-            f"tcsim:{self.config}  {self.blocks} blocks on {self.cores} cores "
+            f"tcsim:{self.config}  {self.blocks} blocks on {self.cores} cores, "
+            f"{self.blocks_per_core} resident per core "
             f"({self.waves} wave{'s' if self.waves != 1 else ''})",
             f"  cycles            {self.cycles:,.0f}  ({self.time_s * 1e6:,.2f} us)",
             f"  achieved          {self.tflops:,.2f} TFLOPS",
@@ -67,11 +69,12 @@ def build_report(sim) -> Report:
     total_core = cycles * cores if cycles else 1.0
     busy, stalls = {}, {"sem_wait": 0.0, "bandwidth": 0.0, "queue_full": 0.0, "drain": 0.0}
     for name_i, name in enumerate(("DMA_IN", "DMA_OUT", "MMA", "VEC")):
-        busy[name] = sum(c.engines[name_i].busy for c in sim.cores) / total_core
-    for c in sim.cores:
-        for e in c.engines:
+        busy[name] = sum(engines[name_i].busy for engines in sim.phys) / total_core
+    for engines in sim.phys:
+        for e in engines:
             stalls["sem_wait"] += e.stall_sem
             stalls["bandwidth"] += e.stall_bw
+    for c in sim.cores:
         stalls["sem_wait"] += c.stall["sem_wait"]
         stalls["queue_full"] += c.stall["queue_full"]
         stalls["drain"] += c.stall["drain"]
@@ -84,5 +87,6 @@ def build_report(sim) -> Report:
         roofline_cycles=bound, roofline_bound="compute" if compute >= memory else "memory",
         roofline_fraction=bound / cycles if cycles else 0.0, bytes=b,
         l2_hit_rate=l2.hits / accesses if accesses else 0.0, engine_busy=busy,
-        stalls=stalls, blocks=len(sim.order), waves=math.ceil(len(sim.order) / cores),
-        cores=cores, instructions=sim.instructions)
+        stalls=stalls, blocks=len(sim.order),
+        waves=math.ceil(len(sim.order) / (cores * sim.resident)), cores=cores,
+        blocks_per_core=sim.resident, instructions=sim.instructions)

@@ -22,7 +22,7 @@ from .execute import apply
 from .grid import block_order
 from .hazards import Hazards
 from .launch import bind
-from .machine import DONE, POOL, STEP, TRY, Core, Op
+from .machine import DONE, POOL, STEP, TRY, Core, Engine, Op
 from .report import build_report
 
 
@@ -52,7 +52,20 @@ class Simulator:
         self.blocks_done = 0
         self.end = 0.0
         self.max_events = max_events
-        self.cores = [Core(self, i) for i in range(min(cfg.cores, max(1, len(self.order))))]
+        self.resident = resident_blocks(program, cfg)
+        self.cores, self.phys = [], []
+        ncores = min(cfg.cores, max(1, len(self.order)))
+        slots = [[] for _ in range(self.resident)]
+        for c in range(ncores):
+            engines = [Engine(i, c) for i in range(4)]
+            own = [Core(self, c, k, engines, self.resident > 1) for k in range(self.resident)]
+            for e in engines:
+                e.slots = own
+            self.phys.append(engines)
+            for k, core in enumerate(own):
+                slots[k].append(core)
+        for group in slots:                  # the first wave spreads over all cores
+            self.cores += group
         self.smem_levels = set(cfg.mma_ab_levels) | set(cfg.dma_levels)
         self.smem_levels.discard("RF")
 
@@ -101,7 +114,8 @@ class Simulator:
         self.blocks_done += 1
         self.end = max(self.end, t)
         if self.trace is not None:
-            self.trace.append((core.id, "BLOCK", str(core.block), core.block_start, t))
+            self.trace.append((core.id, f"BLOCK {core.slot}" if core.slot else "BLOCK",
+                               str(core.block), core.block_start, t))
         self._next(core, t + self.cfg.block_launch_cycles if
                    self.next_block < len(self.order) else t)
 
@@ -120,7 +134,7 @@ class Simulator:
                           if t.stage is not None else 0 for t in d.tiles)
         for t, s in zip(d.tiles, op.stages):
             if not 0 <= s < t.decl.stages:
-                raise SimError(f"core {core.id}: {d.op} (instruction {d.index}) uses stage "
+                raise SimError(f"{core.label}: {d.op} (instruction {d.index}) uses stage "
                                f"{s} of {t.buf}, which has {t.decl.stages}")
         if d.glob is not None:
             op.starts = tuple(regs[s[1]] if s[0] else s[1] for s in d.glob[1])
@@ -136,45 +150,68 @@ class Simulator:
             op.vals = vals
         op.nbytes = 0
         op.recs = ()
-        was_empty = not eng.queue
-        eng.queue.append(op)
+        op.core = core
+        queue = core.queues[d.engine]
+        was_empty = not queue
+        queue.append(op)
         if was_empty and not eng.data_active:
             self.push(max(ready, eng.busy_until), TRY, eng)
 
     def try_start(self, eng, now: float) -> None:
-        queue = eng.queue
-        while queue:
+        """Start queue heads while the engine is free: the first (round robin over the
+        resident blocks) that is ready and whose waits hold."""
+        while True:
             if eng.data_active:
                 return
             if eng.busy_until > now:
                 self.push(eng.busy_until, TRY, eng)
                 return
-            op = queue[0]
-            if op.ready > now:
-                self.push(op.ready, TRY, eng)
+            core, op = self._pick(eng, now)
+            if op is None:
                 return
-            for sem, ph in op.waits:
-                if sem.phase <= ph:
-                    if eng.waiting is None:
-                        eng.wait_since = now
-                    eng.waiting = (sem, ph)
-                    if eng not in sem.waiters:
-                        sem.waiters.append(eng)
-                    return
-            if eng.waiting is not None:
+            if eng.waiting:
                 eng.stall_sem += now - eng.wait_since
-                eng.waiting = None
-            queue.popleft()
-            core = eng.core
+                eng.waiting = False
+            core.queues[eng.index].popleft()
             if core.blocked is not None and core.blocked[0] == "queue" and \
                     core.blocked[1] is eng:
                 core.wake(now)
             self._start(core, eng, op, now)
 
+    def _pick(self, eng, now: float):
+        slots = eng.slots
+        n = len(slots)
+        soonest = None
+        blocked = False
+        for k in range(n):
+            core = slots[(eng.rr + k) % n]
+            queue = core.queues[eng.index]
+            if not queue:
+                continue
+            op = queue[0]
+            if op.ready > now:
+                soonest = op.ready if soonest is None else min(soonest, op.ready)
+                continue
+            for sem, ph in op.waits:
+                if sem.phase <= ph:
+                    if eng not in sem.waiters:
+                        sem.waiters.append(eng)
+                    blocked = True
+                    break
+            else:
+                eng.rr = (eng.rr + k + 1) % n
+                return core, op
+        if soonest is not None:
+            self.push(soonest, TRY, eng)
+        if blocked and not eng.waiting:
+            eng.waiting = True
+            eng.wait_since = now
+        return None, None
+
     def _start(self, core, eng, op, now: float) -> None:
         d = op.di
         op.start = now
-        eng.inflight += 1
+        core.inflight += 1
         if self.hazards is not None:
             self.hazards.on_start(core, eng, op, now)
         if d.engine >= 2:                               # MMA, VEC: fixed cost
@@ -236,16 +273,15 @@ class Simulator:
         moved = op.moved
         eng.stall_bw += max(0.0, took - moved / self.cfg.port_bytes_per_clk)
         self.push(now + self.cfg.dma_latency, DONE, op)
-        if eng.queue:
-            self.try_start(eng, now)
+        self.try_start(eng, now)
 
     def complete(self, op, now: float) -> None:
         eng = op.eng
-        core = eng.core
+        core = op.core
         d = op.di
         if self.functional:
             apply(self, core, op)
-        eng.inflight -= 1
+        core.inflight -= 1
         sem = op.signal
         if self.hazards is not None:
             self.hazards.on_done(op, sem, sem.phase if sem is not None else -1)
@@ -268,6 +304,20 @@ class Simulator:
                     w.wake(now)
                 else:
                     self.push(now, TRY, w)
+
+
+def resident_blocks(program, cfg) -> int:
+    """Blocks that fit on a core at once: the config's limit, and what the program's
+    on-chip memory use leaves room for."""
+    n = cfg.max_blocks_per_core
+    use = program.resources()
+    if program.threads and cfg.thread_bytes:
+        lv = cfg.thread_level
+        use[lv] = use.get(lv, 0) + program.threads * cfg.thread_bytes
+    for level, need in use.items():
+        if level not in ("semaphores", "registers") and need > 0:
+            n = min(n, cfg.level_bytes(level) // need)
+    return max(1, n)
 
 
 def _preload(program, env) -> list[tuple[int, object]]:

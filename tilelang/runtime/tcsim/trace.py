@@ -8,18 +8,26 @@ import json
 _TID = {"BLOCK": 0, "DMA_IN": 1, "DMA_OUT": 2, "MMA": 3, "VEC": 4}
 
 
+def _tid(name: str) -> int:
+    """Engines 1-4; the block rows of resident block slots 0, 10, 11, ..."""
+    if name in _TID:
+        return _TID[name]
+    return 10 + int(name.split()[1])
+
+
 def trace_events(sim) -> list[dict]:
     us = 1.0 / (sim.cfg.clock_ghz * 1e3)          # cycles -> microseconds
     events = []
     cores = sorted({rec[0] for rec in sim.trace})
+    rows = sorted({rec[1] for rec in sim.trace} | set(_TID), key=_tid)
     for c in cores:
         events.append({"ph": "M", "name": "process_name", "pid": c, "tid": 0,
                        "args": {"name": f"core {c}"}})
-        for name, tid in _TID.items():
-            events.append({"ph": "M", "name": "thread_name", "pid": c, "tid": tid,
+        for name in rows:
+            events.append({"ph": "M", "name": "thread_name", "pid": c, "tid": _tid(name),
                            "args": {"name": name}})
     for core, engine, name, start, end in sim.trace:
-        events.append({"ph": "X", "name": name, "pid": core, "tid": _TID[engine],
+        events.append({"ph": "X", "name": name, "pid": core, "tid": _tid(engine),
                        "ts": start * us, "dur": max(end - start, 0.0) * us,
                        "args": {"start_cycle": start, "end_cycle": end}})
     return events
