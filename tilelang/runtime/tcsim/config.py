@@ -65,6 +65,9 @@ class MachineConfig:
     # counters), in bytes, and the level they live in: they count against residency
     thread_bytes: int = 0
     thread_level: str = "RF"
+    # the fraction of the HBM peak that transfers can sustain (refresh, page misses,
+    # read/write turnaround); the roofline still uses the peak
+    hbm_efficiency: float = 1.0
     notes: str = field(default="", compare=False)
 
     def __post_init__(self):
@@ -160,6 +163,8 @@ def _validate(c: MachineConfig) -> None:
         lv = getattr(c, use)
         need(lv and all(n in names for n in lv), f"{use} must name known levels")
     need(c.l2_bytes_per_s >= c.hbm_bytes_per_s, "L2 must be at least as fast as HBM")
+    need(isinstance(c.hbm_efficiency, (int, float)) and 0 < c.hbm_efficiency <= 1,
+         "hbm_efficiency must be in (0, 1]")
 
 
 def _levels(**sizes) -> tuple[MemLevel, ...]:
@@ -180,7 +185,7 @@ H100_LIKE = MachineConfig(
     levels=_levels(SMEM=227 * KB, RF=256 * KB),
     dma_levels=("SMEM", "RF"), mma_ab_levels=("SMEM", "RF"), mma_c_levels=("RF",),
     vec_levels=("SMEM", "RF"), queue_depth=8, block_launch_cycles=200,
-    max_blocks_per_core=32, thread_bytes=64 * 4,
+    max_blocks_per_core=32, thread_bytes=64 * 4, hbm_efficiency=0.92,
     notes="NVIDIA H100 SXM5-class; see docs/tcsim.md for each figure's source")
 
 H200_LIKE = H100_LIKE.with_(name="h200_like", hbm_bytes_per_s=4.8e12,

@@ -39,7 +39,7 @@ class Simulator:
         self.heap: list = []
         self.seq = 0
         cap = cfg.port_bytes_per_clk
-        self.hbm = Pool("HBM", cfg.hbm_bytes_per_clk, cap)
+        self.hbm = Pool("HBM", cfg.hbm_bytes_per_clk * cfg.hbm_efficiency, cap)
         self.l2pool = Pool("L2", cfg.l2_bytes_per_clk, cap)
         self.l2 = L2(cfg.l2_bytes)
         self.hazards = Hazards() if (functional if check_races is None else check_races) \
