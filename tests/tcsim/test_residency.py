@@ -70,7 +70,8 @@ def test_memory_bound_kernel_reaches_hbm_bandwidth_on_h100_like():
     r = run(artifact("vector_add", config="h100_like"), ((n,), "float32"), ((n,), "float32"),
             ((n,), "float32"), config="h100_like", mode="timing")
     assert r.blocks_per_core > 1 and r.roofline_bound == "memory"
-    assert r.roofline_fraction >= 0.9
+    # 90 % of what HBM sustains (the roofline uses the peak)
+    assert r.roofline_fraction >= 0.9 * H100_LIKE.hbm_efficiency
 
 
 def test_deadlock_names_the_block_slot():
