@@ -24,12 +24,13 @@ __all__ = ["compile_source", "compile_file", "compile_pyfunc", "read_source", "p
 
 def compile_source(text: str, filename: str = "<string>", *, defines=None, target="cpu",
                    opt=3, kernel=None, cpu=None, features=None, dump_after=(),
-                   dump_dir=None, verify_each=False, out_idx=None):
+                   dump_dir=None, verify_each=False, out_idx=None, memory_reuse=None):
     """Compile `.tl` source text and load it: a runtime `Library` of its kernels
-    (`out_idx` becomes their default, as in `Kernel(..., out_idx=)`)."""
+    (`out_idx` becomes their default, as in `Kernel(..., out_idx=)`). `memory_reuse`:
+    None follows TILELANG_DISABLE_MEMORY_REUSE."""
     options = make_options(defines=defines, target=target, opt=opt, kernel=kernel, cpu=cpu,
                            features=features, dump_after=dump_after, dump_dir=dump_dir,
-                           verify_each=verify_each)
+                           verify_each=verify_each, memory_reuse=memory_reuse)
     return build_source(text, filename, options, out_idx=out_idx)
 
 

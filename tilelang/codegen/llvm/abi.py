@@ -15,7 +15,7 @@ from llvmlite import ir
 from ... import dtypes
 from ...ir.nodes import Alloc, Buffer, Kernel, Let, PrimFunc, Seq
 from . import convert
-from .arena import declare_arenas
+from .arena import declare_arenas, mark_disjoint
 from .context import BufferSlot, FuncContext, entry_alloca, internal, user_error
 from .stmt import StmtEmitter
 from .types import F32, F64, I8, I64, PTR, VOID, compute_type
@@ -163,6 +163,7 @@ def _emit_impl(module, func: PrimFunc, prologue, kernel: Kernel) -> ir.Function:
     em.counted_loop(I64, begin, end, lambda blk: _block(em, kernel, sizes, blk), name="block")
     em.b.ret_void()
     _finish(ctx)
+    mark_disjoint(ctx)
     return fn
 
 

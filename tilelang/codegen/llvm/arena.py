@@ -12,6 +12,7 @@ from __future__ import annotations
 from math import prod
 
 from llvmlite import ir
+from llvmlite.ir.values import MDValue
 
 from ... import dtypes
 from ...ir.nodes import Alloc
@@ -35,12 +36,80 @@ def declare_arenas(ctx: FuncContext, kernel) -> None:
 
 def planned_base(ctx: FuncContext, alloc: Alloc) -> ir.Value:
     """The address of a planned buffer: its arena plus its offset (computed in the entry
-    block, so it dominates every use)."""
+    block, so it dominates every use). Each buffer gets a GEP of its own, even at offset
+    0, so that `mark_disjoint` can tell which buffer an access goes through."""
     arena = ctx.arenas[alloc.buffer.scope]
-    if alloc.offset == 0:
-        return arena
-    return ctx.alloca_builder.gep(arena, [ir.Constant(I64, alloc.offset)], inbounds=True,
-                       source_etype=I8, name=alloc.buffer.name)
+    base = ctx.alloca_builder.gep(arena, [ir.Constant(I64, alloc.offset)], inbounds=True,
+                                  source_etype=I8, name=alloc.buffer.name)
+    start = alloc.offset
+    ctx.arena_bases[id(base)] = (alloc.buffer.scope, start, start + _bytes(alloc.buffer))
+    return base
+
+
+def mark_disjoint(ctx: FuncContext) -> None:
+    """Tell LLVM which planned buffers cannot alias: those of one arena whose byte
+    ranges are disjoint. Separate allocas told it that for free; in one arena, without
+    this, a store to a small buffer (a row sum) may alias any load from the arena, and
+    LLVM neither keeps it in a register nor vectorises the reduction. Buffers whose
+    bytes overlap (they are never live together) stay may-alias, which is the truth.
+
+    Every load and store whose address is a GEP chain from a planned buffer's base gets
+    `!alias.scope` (its buffer) and `!noalias` (the buffers disjoint from it)."""
+    if not ctx.arena_bases:
+        return
+    module = ctx.module
+    domain = _Distinct(module, [], name=str(len(module.metadata)))
+    scopes = {key: _Distinct(module, [domain], name=str(len(module.metadata)))
+              for key in ctx.arena_bases}
+    tags = {}
+    for key, (scope, lo, hi) in ctx.arena_bases.items():
+        others = [scopes[k] for k, (sc, l2, h2) in ctx.arena_bases.items()
+                  if k != key and (sc != scope or h2 <= lo or hi <= l2)]
+        tags[key] = (module.add_metadata([scopes[key]]),
+                     module.add_metadata(others) if others else None)
+    for block in ctx.fn.blocks:
+        for instr in block.instructions:
+            ptr = _address_of(instr)
+            key = _base_key(ptr, tags) if ptr is not None else None
+            if key is None:
+                continue
+            scope_md, noalias_md = tags[key]
+            instr.set_metadata("alias.scope", scope_md)
+            if noalias_md is not None:
+                instr.set_metadata("noalias", noalias_md)
+
+
+def _address_of(instr):
+    if isinstance(instr, ir.LoadInstr):
+        return instr.operands[0]
+    if isinstance(instr, ir.StoreInstr):
+        return instr.operands[1]
+    return None
+
+
+def _base_key(ptr, tags):
+    """The planned buffer `ptr` is computed from (through GEPs), if any."""
+    while True:
+        if id(ptr) in tags:
+            return id(ptr)
+        if not isinstance(ptr, ir.GEPInstr):
+            return None
+        ptr = ptr.pointer
+
+
+class _Distinct(MDValue):
+    """A distinct, self-referencing metadata node (`!5 = distinct !{!5, ...}`), the form
+    alias domains and scopes take; llvmlite only makes uniqued nodes."""
+
+    def descr(self, buf):
+        ops = ", ".join([self.get_reference()] + [op.get_reference() for op in self.operands])
+        buf += (f"distinct !{{ {ops} }}", "\n")
+
+    def __eq__(self, other):
+        return self is other
+
+    def __hash__(self):
+        return id(self)
 
 
 def _bytes(buf) -> int:

@@ -26,6 +26,7 @@ class FuncContext:
     env: dict = field(default_factory=dict)          # Var -> ir.Value
     buffers: dict = field(default_factory=dict)      # buffer name -> BufferSlot
     arenas: dict = field(default_factory=dict)       # scope -> arena base (arena.py)
+    arena_bases: dict = field(default_factory=dict)  # id(base) -> (scope, lo, hi) bytes
     loop_count: int = 0
 
     def new_block(self, name: str) -> ir.Block:

@@ -1,0 +1,15 @@
+"""The memory tests compile into a private cache directory, never the user's."""
+import pytest
+
+
+@pytest.fixture(scope="session")
+def shared_cache(tmp_path_factory):
+    return str(tmp_path_factory.mktemp("tilelang-cache"))
+
+
+@pytest.fixture(autouse=True)
+def private_cache(shared_cache, monkeypatch):
+    monkeypatch.setenv("TILELANG_CACHE_DIR", shared_cache)
+    monkeypatch.delenv("TILELANG_DISABLE_CACHE", raising=False)
+    monkeypatch.delenv("TILELANG_DISABLE_MEMORY_REUSE", raising=False)
+    return shared_cache
