@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from .config import MachineConfig, get_config
 from .encoding import decode, encode
 from .isa import Program
-from .validate import validate
+from .validate import declaration_problems, validate
 
 MAGIC = b"TCSIMART"
 FORMAT = 1
@@ -78,6 +78,9 @@ def load(path, config: MachineConfig | str | None = None) -> Artifact:
 def check_fits(program: Program, cfg: MachineConfig) -> None:
     """Raise ArtifactError when the program needs more than `cfg` has, or uses a memory
     level where the machine cannot (e.g. an MMA operand outside the MMA's buffers)."""
+    bad = declaration_problems(program)
+    if bad:
+        raise ArtifactError(f"{program.name}: " + "; ".join(bad), "TL0802")
     use = program.resources()
     for level, need in use.items():
         if level in ("semaphores", "registers"):

@@ -224,6 +224,8 @@ def parse_instr(text: str, names: _Names, line: int) -> Instr:
         key, eq, val = word.partition("=")
         if not eq or key not in OPCODES[op].attrs:
             raise AsmError(line, f"{op} takes no attribute {word!r}")
+        if any(k == key for k, _ in attrs):
+            raise AsmError(line, f"attribute {key}= given twice")
         attrs.append((key, _parse_attr(key, val, names, line)))
     try:
         check_operands(op, args)
@@ -311,7 +313,12 @@ def assemble(text: str) -> Program:
     lines = [(n, raw.split("#", 1)[0].strip()) for n, raw in enumerate(text.splitlines(), 1)]
     for lineno, stripped in lines:
         if stripped.startswith("."):
-            _directive(stripped, h, names, lineno)
+            try:
+                _directive(stripped, h, names, lineno)
+            except (ValueError, IndexError) as e:
+                if isinstance(e, AsmError):
+                    raise
+                raise AsmError(lineno, f"bad directive {stripped!r}") from None
     for lineno, stripped in lines:
         if stripped and not stripped.startswith("."):
             code.append(parse_instr(stripped, names, lineno))

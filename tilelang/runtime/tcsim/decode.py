@@ -84,6 +84,11 @@ def decode_program(p: Program, cfg: MachineConfig) -> list[DI]:
         else:
             _scalar_fields(d)
         out.append(d)
+    # running off the end of the program halts (the same as a final HALT)
+    end = DI()
+    end.op, end.index, end.line, end.engine, end.args, end.attrs = "HALT", len(out), 0, -1, (), {}
+    _scalar_fields(end)
+    out.append(end)
     _resolve_jumps(out)
     return out
 

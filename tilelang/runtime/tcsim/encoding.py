@@ -10,7 +10,7 @@ from __future__ import annotations
 import struct
 
 from .isa import (OPCODE_LIST, BufferDecl, Glob, Imm, Instr, Param, Program, Reg, SemRef,
-                  Tile, Wait)
+                  Tile, Wait, check_operands)
 
 MAGIC = b"TCB1"
 
@@ -191,13 +191,13 @@ def decode(data: bytes) -> Program:
     if not data.startswith(MAGIC):
         raise EncodingError("not a tcsim binary program (bad magic)")
     r = _Reader(data, len(MAGIC), [])
-    strings = []
-    for _ in range(r.uint()):
-        n = r.uint()
-        strings.append(bytes(data[r.pos:r.pos + n]).decode("utf-8"))
-        r.pos += n
-    r.strings = strings
     try:
+        strings = []
+        for _ in range(r.uint()):
+            n = r.uint()
+            strings.append(bytes(data[r.pos:r.pos + n]).decode("utf-8"))
+            r.pos += n
+        r.strings = strings
         return _read_program(r)
     except (IndexError, UnicodeDecodeError, TypeError, ValueError) as e:
         if isinstance(e, EncodingError):
@@ -215,7 +215,11 @@ def _read_program(r: _Reader) -> Program:
     code = []
     for _ in range(r.uint()):
         op = OPCODE_LIST[r.uint()]
-        code.append(Instr(op, r.value(), r.value()))
+        args, attrs = r.value(), r.value()
+        if not isinstance(args, tuple) or not isinstance(attrs, tuple):
+            raise EncodingError(f"malformed {op} instruction")
+        check_operands(op, args)
+        code.append(Instr(op, args, attrs))
     if r.pos != len(r.data):
         raise EncodingError("trailing bytes after the program")
     return Program(name, params, symbols, grid, block_regs, buffers, sems, tuple(code),

@@ -280,7 +280,11 @@ class Simulator:
         core = op.core
         d = op.di
         if self.functional:
-            apply(self, core, op)
+            try:
+                apply(self, core, op)
+            except (ValueError, IndexError, TypeError, KeyError) as e:
+                raise SimError(f"{core.label}: {d.op} (instruction {d.index}) cannot "
+                               f"execute: {e}") from None
         core.inflight -= 1
         sem = op.signal
         if self.hazards is not None:

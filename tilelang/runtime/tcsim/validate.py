@@ -21,10 +21,12 @@ def validate(p: Program, cfg: MachineConfig) -> list[str]:
     sems = dict(p.sems)
     tensors = {x.name: x for x in p.params if x.kind != "scalar"}
     levels = {lv.name for lv in cfg.levels}
-    problems: list[str] = []
+    problems: list[str] = declaration_problems(p)
     for b in p.buffers:
         if b.level not in levels:
             problems.append(f"buffer {b.name}: no level {b.level} on {cfg.name}")
+    if problems:
+        return problems
     depth = []
     for ins in p.code:
         where = f"{ins.op} (line {ins.line})" if ins.line else ins.op
@@ -42,6 +44,36 @@ def validate(p: Program, cfg: MachineConfig) -> list[str]:
     if depth:
         problems.append(f"unclosed {depth[-1]}")
     return problems
+
+
+def declaration_problems(p: Program) -> list[str]:
+    """Dtypes, shapes and counts of the declarations."""
+    from ...dtypes import DTYPES
+    out = []
+    symbols = {n for n, _ in p.symbols}
+    for b in p.buffers:
+        if b.dtype not in DTYPES:
+            out.append(f"buffer {b.name}: unknown dtype {b.dtype}")
+        if not b.shape or not all(isinstance(d, int) and d > 0 for d in b.shape):
+            out.append(f"buffer {b.name}: shape must be positive integers")
+        if b.stages < 1 or (b.offset is not None and b.offset < 0):
+            out.append(f"buffer {b.name}: bad stages or offset")
+    for prm in p.params:
+        if prm.dtype not in DTYPES:
+            out.append(f"parameter {prm.name}: unknown dtype {prm.dtype}")
+        for d in prm.shape:
+            if not (isinstance(d, int) and d >= 0) and d not in symbols:
+                out.append(f"parameter {prm.name}: dimension {d} is not a declared symbol")
+        if prm.kind == "scalar" and (prm.reg is None or not 0 <= prm.reg < p.num_regs):
+            out.append(f"parameter {prm.name}: needs a register")
+    for name, reg in p.symbols:
+        if not 0 <= reg < p.num_regs:
+            out.append(f"symbol {name}: register r{reg} out of range")
+    if len(p.block_regs) > 3 or not all(0 <= r < p.num_regs for r in p.block_regs):
+        out.append("block registers out of range")
+    if any(n < 1 for _, n in p.sems):
+        out.append("semaphore arrays need at least one semaphore")
+    return out
 
 
 def _scalars(ins):
@@ -114,8 +146,48 @@ def _check_levels(ins, bufs, tensors, cfg) -> list[str]:
         out = []
         for t in tiles:
             out += level_ok(t, cfg.vec_levels, "a VEC operand")
-        return out
+        return out + _vec_shapes(ins, bufs)
     return []
+
+
+def _vec_shapes(ins, bufs) -> list[str]:
+    """Operands of a VEC instruction fit its iteration domain."""
+    tiles = [a for a in ins.args if isinstance(a, Tile)]
+    dst = tiles[0]
+    if ins.op.startswith("VEC.RED."):
+        src = bufs[tiles[1].buf].shape
+        dim = ins.attr("dim")
+        if dim is None or not 0 <= dim < len(src):
+            return [f"reduction dim {dim} outside the source's {len(src)} dims"]
+        if bufs[dst.buf].stage_elems * src[dim] != _prod(src):
+            return [f"{dst.buf} does not hold the reduction of {tiles[1].buf} along {dim}"]
+        return []
+    domain = ins.attr("shape") or _dst_domain(dst, bufs[dst.buf].shape)
+    if domain is None:
+        return [f"{dst.buf}: its dim map must name every dim once"]
+    if ins.op == "VEC.IOTA" and not 0 <= (ins.attr("dim") or 0) < len(domain):
+        return ["VEC.IOTA dim outside the domain"]
+    out = []
+    for i, t in enumerate(tiles):
+        shape = bufs[t.buf].shape
+        dims = t.dims if t.dims is not None else tuple(range(len(shape)))
+        if len(dims) != len(shape) or any(not 0 <= d < len(domain) for d in dims) or \
+                any(shape[k] != domain[d] for k, d in enumerate(dims)):
+            out.append(f"{t.buf} {tuple(shape)} does not fit the domain {tuple(domain)}")
+        elif i == 0 and sorted(dims) != list(range(len(domain))):
+            out.append(f"destination {t.buf} must cover the whole domain")
+    return out
+
+
+def _dst_domain(dst, shape):
+    if dst.dims is None:
+        return tuple(shape)
+    if sorted(dst.dims) != list(range(len(shape))):
+        return None
+    out = [0] * len(shape)
+    for k, d in enumerate(dst.dims):
+        out[d] = shape[k]
+    return tuple(out)
 
 
 def _mma_shapes(ins, sa, sb, sc) -> list[str]:
