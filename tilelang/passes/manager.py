@@ -23,6 +23,7 @@ from ..diagnostics.codes_driver import UNKNOWN_PASS, UNKNOWN_TARGET, TARGET_NOT_
 from ..ir import Module
 from ..ir.verifier import verify
 from .dce import dce
+from .layout import layout
 from .lower_tile_ops import lower_tile_ops
 from .memory_reuse import memory_reuse
 from .predicate import predicate
@@ -46,6 +47,8 @@ _CPU = (
          "fold constants, apply algebraic identities, drop trivial ifs and loops"),
     Pass("tiling", tiling,
          "split T.gemm into the CPU's register tiles (micro-kernel loop nests, tails)"),
+    Pass("layout", layout,
+         "lay out shared gemm operands in register-tile panels; their T.copy packs them"),
     Pass("lower_tile_ops", lower_tile_ops,
          "turn T.copy / T.gemm / T.fill / T.reduce_* / tile atomics into loops"),
     Pass("predicate", predicate,

@@ -28,6 +28,10 @@ def loop_metadata(module: ir.Module, kind: str, extent_is_const: bool,
     # "vectorized" loops get no forced hint: LLVM's cost model vectorises innermost loops
     # at O2+ anyway, and a forced `vectorize.enable` that cannot be honoured (guarded
     # control flow) prints "loop not vectorized" warnings to the user's stderr.
+    if kind == "vectorized":
+        # left rolled for the loop vectoriser: fully unrolled first (a short constant
+        # trip count), a guarded body is scalarised and SLP cannot win it back
+        hints.append(module.add_metadata(["llvm.loop.unroll.disable"]))
     if kind == "unroll":
         if unroll_count:
             hints.append(module.add_metadata(["llvm.loop.unroll.count",

@@ -12,8 +12,9 @@ where C's element does not depend on k, `a` does not depend on jj and `b` is a l
 contiguous in jj. LLVM's own vectoriser would pick the wrong loop here (it gathers
 along k), so this module emits the micro-kernel directly:
 
-  * the MR accumulator rows `<NR x float>` are loaded before the k loop, carried in
-    registers (phi nodes) through it and stored once after it;
+  * the MR accumulator rows `<NR x float>` start at zero, are carried in registers
+    (phi nodes) through the k loop and added into C once after it (C's rows are
+    prefetched before the loop, so loading them costs no stall);
   * per k, the row of B is one vector load, reused by all MR rows; each row's `a` is
     computed once and broadcast; the update is `llvm.fma.vNfT`;
   * address arithmetic that does not depend on k is left to LLVM's LICM.
@@ -175,7 +176,10 @@ class _Emitter:
     def emit(self) -> None:
         em, b, t = self.em, self.b, self.t
         rows = list(self.c_rows())
-        init = [b.load(p, typ=self.vec, align=al) for p, al in rows]
+        # The accumulators start at zero and C is added once after the k loop: its rows
+        # are prefetched now, so their (L2/L3) latency hides behind the FMAs.
+        self.prefetch([p for p, _ in rows])
+        init = [ir.Constant(self.vec, None) for _ in rows]
         ity = compute_type(t.k.var.dtype)
         lo = em.expr_as(t.k.min, t.k.var.dtype)
         hi = b.add(lo, em.expr_as(t.k.extent, t.k.var.dtype))
@@ -207,7 +211,20 @@ class _Emitter:
             out.add_incoming(v1, last)
             outs.append(out)
         for (p, al), out in zip(rows, outs):
-            b.store(out, p, align=al)
+            c = b.load(p, typ=self.vec, align=al)
+            b.store(b.fadd(c, out), p, align=al)
+
+    def prefetch(self, ptrs) -> None:
+        """llvm.prefetch(ptr, write, L1 locality, data) of every cache line in `ptrs`."""
+        b, i32 = self.b, ir.IntType(32)
+        fn = intrinsic(b.module, "llvm.prefetch.p0", ir.VoidType(),
+                       [ir.PointerType(), i32, i32, i32])
+        line = 64 // dtypes.nbytes(self.dtype)
+        for p in ptrs:
+            for off in range(0, self.t.nr, line):
+                q = p if off == 0 else b.gep(p, [ir.Constant(I64, off)], inbounds=True,
+                                             source_etype=self.scalar)
+                b.call(fn, [q, ir.Constant(i32, 1), ir.Constant(i32, 3), ir.Constant(i32, 1)])
 
     def step(self, accs):
         """One k iteration: the B row once, then one broadcast and FMA per C row."""

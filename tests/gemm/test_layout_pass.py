@@ -1,0 +1,142 @@
+"""The layout pass, as before/after `.tl` text (after tiling, for the AVX2 description:
+register tiles of 6 x 16)."""
+from __future__ import annotations
+
+import textwrap
+
+import numpy as np
+import pytest
+
+import tilelang
+from tilelang.frontend import parse_module
+from tilelang.ir.printer import print_module
+from tilelang.ir.verifier import verify
+from tilelang.passes.cpu_target import by_name
+from tilelang.passes.layout import layout
+from tilelang.passes.tiling import tiling
+
+HEADER = "import tilelang.language as T\n\n"
+AVX2 = by_name("avx2")
+
+
+def parse(src: str):
+    mod = parse_module(HEADER + textwrap.dedent(src), "<test>")
+    verify(mod)
+    return mod
+
+
+def run(src: str):
+    got = layout(tiling(parse(src), AVX2), AVX2)
+    verify(got)
+    assert parse_module(print_module(got), "<printed>") == got
+    return got
+
+
+def check(before: str, after: str):
+    got = run(before)
+    want = layout(parse(after), AVX2)        # the expected text is already laid out
+    assert want == parse(after)
+    if got != parse(after):
+        pytest.fail(f"--- got:\n{print_module(got)}\n--- want:\n{after}")
+
+
+def test_b_operand_is_packed_in_nr_wide_panels_by_its_copy():
+    before = """
+    @T.prim_func
+    def f(A: T.Tensor((6, 4), "float32"), B: T.Tensor((4, 20), "float16"),
+          C: T.Tensor((6, 20), "float32")):
+        with T.Kernel(1, threads=1) as bx:
+            B_s = T.alloc_shared((4, 20), "float32")
+            C_f = T.alloc_fragment((6, 20), "float32")
+            T.copy(B, B_s)
+            T.gemm(A, B_s, C_f)
+    """
+    after = """
+    @T.prim_func
+    def f(A: T.Tensor((6, 4), "float32"), B: T.Tensor((4, 20), "float16"),
+          C: T.Tensor((6, 20), "float32")):
+        with T.Kernel(1, threads=1) as bx:
+            B_s = T.alloc_shared((2, 4, 16), "float32")
+            C_f = T.alloc_fragment((6, 20), "float32")
+            for q, kp, v in T.Parallel(1, 4, 16):
+                B_s[q, kp, v] = T.cast(B[kp, q * 16 + v], "float32")
+            for kp_0, v_0 in T.Parallel(4, 4):
+                B_s[1, kp_0, v_0] = T.cast(B[kp_0, 16 + v_0], "float32")
+            for jo in T.serial(1):
+                for io in T.serial(1):
+                    for k in T.serial(4):
+                        for ii in T.unroll(6):
+                            for jj in T.vectorized(16):
+                                C_f[io * 6 + ii, jo * 16 + jj] = C_f[io * 6 + ii, jo * 16 + jj] + A[io * 6 + ii, k] * B_s[jo, k, jj]
+            for io_0 in T.serial(1):
+                for k_0 in T.serial(4):
+                    for ii_0 in T.unroll(6):
+                        for jj_0 in T.vectorized(4):
+                            C_f[io_0 * 6 + ii_0, 16 + jj_0] = C_f[io_0 * 6 + ii_0, 16 + jj_0] + A[io_0 * 6 + ii_0, k_0] * B_s[1, k_0, jj_0]
+    """
+    check(before, after)
+
+
+def test_transposed_b_is_transposed_by_its_copy():
+    before = """
+    @T.prim_func
+    def f(A: T.Tensor((6, 4), "float32"), B: T.Tensor((16, 4), "float32"),
+          C: T.Tensor((6, 16), "float32")):
+        with T.Kernel(1, threads=1) as bx:
+            B_s = T.alloc_shared((16, 4), "float32")
+            C_f = T.alloc_fragment((6, 16), "float32")
+            T.copy(B, B_s)
+            T.gemm(A, B_s, C_f, transpose_B=True)
+    """
+    text = print_module(run(before))
+    assert 'B_s = T.alloc_shared((1, 4, 16), "float32")' in text
+    # the lanes are innermost in the micro-kernel read, K innermost in the copy (the
+    # source is contiguous along K)
+    assert "B_s[q, kp, v] = B[q * 16 + v, kp]" in text
+    assert "B_s[jo, k, jj]" in text
+
+
+def test_a_buffer_read_elsewhere_keeps_its_layout():
+    src = """
+    @T.prim_func
+    def f(A: T.Tensor((6, 4), "float32"), B: T.Tensor((4, 16), "float32"),
+          C: T.Tensor((6, 16), "float32")):
+        with T.Kernel(1, threads=1) as bx:
+            B_s = T.alloc_shared((4, 16), "float32")
+            C_f = T.alloc_fragment((6, 16), "float32")
+            T.copy(B, B_s)
+            T.gemm(A, B_s, C_f)
+            for i, j in T.Parallel(6, 16):
+                C_f[i, j] = C_f[i, j] + B_s[0, j]
+    """
+    assert 'B_s = T.alloc_shared((4, 16), "float32")' in print_module(run(src))
+
+
+def test_transposed_gemm_runs_on_the_micro_kernel_and_matches_numpy():
+    src = HEADER + textwrap.dedent("""
+    M = T.dynamic("M")
+    N = T.dynamic("N")
+    K = T.dynamic("K")
+
+    @T.prim_func
+    def abt(A: T.Tensor((M, K), "float32"), B: T.Tensor((N, K), "float32"),
+            C: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(N, 40), T.ceildiv(M, 30), threads=1) as (bx, by):
+            A_s = T.alloc_shared((30, 24), "float32")
+            B_s = T.alloc_shared((40, 24), "float32")
+            C_f = T.alloc_fragment((30, 40), "float32")
+            T.clear(C_f)
+            for k in T.Pipelined(T.ceildiv(K, 24), num_stages=2):
+                T.copy(A[by * 30, k * 24], A_s)
+                T.copy(B[bx * 40, k * 24], B_s)
+                T.gemm(A_s, B_s, C_f, transpose_B=True)
+            T.copy(C_f, C[by * 30, bx * 40])
+    """)
+    kern = tilelang.compile(src)
+    assert "vfmadd" in kern.asm() or "fmla" in kern.asm()
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((77, 53)).astype(np.float32)
+    b = rng.standard_normal((91, 53)).astype(np.float32)
+    c = np.zeros((77, 91), np.float32)
+    kern(a, b, c)
+    np.testing.assert_allclose(c, a.astype(np.float64) @ b.T, rtol=1e-4, atol=1e-4)
