@@ -75,8 +75,7 @@ def alias_groups(buffers) -> dict:
             if a.level == b.level and a.offset < b.offset + b.nbytes() \
                     and b.offset < a.offset + a.nbytes():
                 parent[find(b.name)] = find(a.name)
-    return {n: find(n) for n in parent if find(n) != n or
-            any(find(m) == n and m != n for m in parent)}
+    return {n: find(n) for n in parent}
 
 
 def _lower(f, table, groups, raster, plan) -> _Result:
