@@ -119,6 +119,30 @@ def test_unknown_configs_and_too_big_for_l0a():
     with pytest.raises(TileLangError) as e:
         compile_text(BIG, "b200_like")
     assert e.value.code == "TL0805"
-    with pytest.raises(TileLangError) as e:          # 96x256 fp32 A operand: 96 KB
+    with pytest.raises(TileLangError) as e:          # its fp32 operand tiles > 64 KB
         artifact("gemm_bias_relu", config="ascend_like")
-    assert e.value.code == "TL0801" and "L0A" in str(e.value)
+    assert e.value.code == "TL0801" and "of L0" in str(e.value)
+
+
+@pytest.mark.parametrize("stages", [1, 3])
+def test_every_wait_of_compiled_gemm_matters(stages):
+    """Drop the waits of one instruction of the compiled pipelined GEMM at a time: the
+    race detector must object whenever the instruction needed them."""
+    from dataclasses import replace
+    from tilelang.runtime.tcsim.errors import RaceError
+    prog = artifact("gemm", NUM_STAGES=stages, BLOCK_M=32, BLOCK_N=32, BLOCK_K=16).program
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((64, 80)).astype(np.float32)
+    b = rng.standard_normal((80, 64)).astype(np.float32)
+    caught = 0
+    for i, ins in enumerate(prog.code):
+        waits = ins.attr("wait")
+        if not waits or ins.op not in ("MMA", "DMA.ST"):
+            continue
+        attrs = tuple((k, v) for k, v in ins.attrs if k != "wait")
+        broken = replace(prog, code=prog.code[:i] + (replace(ins, attrs=attrs),)
+                         + prog.code[i + 1:])
+        with pytest.raises(RaceError):
+            run(broken, a, b, np.zeros((64, 64), np.float32))
+        caught += 1
+    assert caught >= 2

@@ -77,11 +77,14 @@ def test_transpose(m, n):
 
 @SETTINGS
 @given(st.integers(1, 300), st.integers(1, 300), st.integers(1, 200),
-       st.sampled_from(["float32", "float16", "bfloat16"]), st.sampled_from([1, 2, 3]))
-def test_gemm(m, n, k, dtype, stages):
+       st.sampled_from(["float32", "float16", "bfloat16"]), st.sampled_from([1, 2, 3]),
+       st.sampled_from([(128, 128, 32), (32, 64, 16), (64, 16, 64)]))
+def test_gemm(m, n, k, dtype, stages, tile):
     a, b = random(RNG, (m, k), dtype), random(RNG, (k, n), dtype)
     c = np.zeros((m, n), np.float32)
-    run(artifact("gemm", in_dtype=dtype, NUM_STAGES=stages), a, b, c)
+    bm, bn, bk = tile
+    run(artifact("gemm", in_dtype=dtype, NUM_STAGES=stages, BLOCK_M=bm, BLOCK_N=bn,
+                 BLOCK_K=bk), a, b, c)
     a64, b64 = a.astype(np.float64), b.astype(np.float64)
     assert_sum_close(c, ref.gemm(a, b), np.abs(a64) @ np.abs(b64), 2e-5, "gemm")
 
