@@ -40,7 +40,7 @@ class DI:
     """One decoded instruction."""
     __slots__ = ("op", "engine", "args", "jump", "tiles", "glob", "box", "waits",
                  "signal", "cycles", "flops", "mma_dtype", "attrs", "reads", "writes",
-                 "line", "index", "elems", "kind", "fn")
+                 "line", "index", "elems", "kind", "fn", "operand_bytes")
 
     def __init__(self):
         self.jump = -1
@@ -57,6 +57,7 @@ class DI:
         self.elems = 0
         self.kind = 0
         self.fn = None
+        self.operand_bytes = {}     # MMA: level -> bytes of one stage of A and B read
 
 
 def _operand(x, bufs):
@@ -113,6 +114,9 @@ def _engine_fields(d: DI, ins, cfg: MachineConfig) -> None:
         d.cycles = max(cfg.issue_interval, atoms * cfg.atom_cycles(dt))
         d.flops = 2 * m * n * k
         d.mma_dtype = dt
+        for t in (a, b):
+            lv = t.decl.level
+            d.operand_bytes[lv] = d.operand_bytes.get(lv, 0) + t.decl.nbytes() / t.decl.stages
         d.reads, d.writes = (a, b, c), (c,)
     elif op in ("DMA.LD",):
         d.writes = (tiles[0],)

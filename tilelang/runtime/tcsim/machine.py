@@ -107,11 +107,13 @@ class Core:
     def sem(self, ref) -> Sem:
         name, idx = ref
         i = 0 if idx is None else (self.regs[idx[1]] if idx[0] else idx[1])
-        arr = self.sems[name]
-        if not 0 <= i < len(arr):
-            from .errors import SimError
-            raise SimError(f"{self.label}: semaphore {name}[{i}] out of range")
-        return arr[i]
+        if i >= 0:
+            try:
+                return self.sems[name][i]
+            except IndexError:
+                pass
+        from .errors import SimError
+        raise SimError(f"{self.label}: semaphore {name}[{i}] out of range")
 
     def idle(self) -> bool:
         if self.inflight:

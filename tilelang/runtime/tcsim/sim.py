@@ -138,8 +138,11 @@ class Simulator:
                                f"{s} of {t.buf}, which has {t.decl.stages}")
         if d.glob is not None:
             op.starts = tuple(regs[s[1]] if s[0] else s[1] for s in d.glob[1])
-        op.waits = tuple((core.sem((n, i)), regs[p[1]] if p[0] else p[1])
-                         for n, i, p in d.waits)
+        if d.waits:
+            op.waits = tuple([(core.sem((n, i)), regs[p[1]] if p[0] else p[1])
+                              for n, i, p in d.waits])
+        else:
+            op.waits = ()
         op.signal = core.sem(d.signal) if d.signal is not None else None
         if self.functional and d.engine == 3:
             vals = [(regs[a[1]] if a[0] else a[1]) if isinstance(a, tuple) else None
@@ -222,9 +225,9 @@ class Simulator:
             self.push(now + dur + lat, DONE, op)
             if d.flops:
                 self.flops[d.mma_dtype] = self.flops.get(d.mma_dtype, 0.0) + d.flops
-                for t in d.tiles[1:]:
-                    if t.decl.level in self.smem_levels:
-                        self.bytes["smem"] += t.decl.nbytes() / t.decl.stages
+                for lv, n in d.operand_bytes.items():
+                    if lv in self.smem_levels:
+                        self.bytes["smem"] += n
             return
         self._start_dma(core, eng, op, now)
 
