@@ -80,3 +80,15 @@ def test_deadlock_names_the_block_slot():
     with pytest.raises(DeadlockError) as e:
         run(p, np.zeros(8, np.float32), config=TINY.with_(max_blocks_per_core=2))
     assert any("core 0.1 scalar waits on s@0" in w for w in e.value.waits)
+
+
+def test_trace_has_a_block_row_per_resident_slot(tmp_path):
+    import json
+    path = tmp_path / "t.json"
+    run(_load_program(), ((64 * 8, 64), "float32"), mode="timing",
+        config=TINY.with_(max_blocks_per_core=2), trace=str(path))
+    events = json.loads(path.read_text())["traceEvents"]
+    rows = {e["args"]["name"] for e in events if e["name"] == "thread_name"}
+    assert {"BLOCK", "BLOCK 1", "DMA_IN"} <= rows
+    blocks = [e for e in events if e["ph"] == "X" and e["tid"] in (0, 11)]
+    assert len(blocks) == 8
