@@ -2,8 +2,8 @@
 
 Events (time, sequence, kind, object, argument) in one heap: a scalar unit resuming, an
 engine trying to start its queue's head, an instruction completing, a bandwidth pool's
-next transfer finishing. Blocks of the grid go to cores in launch order (raster order)
-as cores free up, so waves and their tails emerge. When no event is left but a core has
+next transfer finishing. Blocks of the grid go to block slots (one or more per core) in
+launch order (raster order) as slots free up, so waves and their tails emerge. When no event is left but a core has
 not halted, the program is deadlocked: the simulator reports the waits, never hangs.
 """
 from __future__ import annotations
@@ -17,7 +17,7 @@ from . import numerics as nx
 from .bandwidth import L2, Pool
 from .config import get_config
 from .decode import decode_program
-from .errors import DeadlockError, RaceError, SimError
+from .errors import RaceError, SimError
 from .execute import apply
 from .grid import block_order
 from .hazards import Hazards
@@ -53,21 +53,25 @@ class Simulator:
         self.end = 0.0
         self.max_events = max_events
         self.resident = resident_blocks(program, cfg)
-        self.cores, self.phys = [], []
-        ncores = min(cfg.cores, max(1, len(self.order)))
+        self.cores, self.phys = self._build_cores(min(cfg.cores, max(1, len(self.order))))
+        # "shared" bytes: traffic of the on-chip memories other than the register file
+        self.smem_levels = set(cfg.mma_ab_levels) | set(cfg.dma_levels)
+        self.smem_levels.discard("RF")
+
+    def _build_cores(self, ncores: int):
+        """(block slots, in first-wave order: slot 0 of every core first; the four
+        engines of each physical core, shared by its slots)."""
         slots = [[] for _ in range(self.resident)]
+        phys = []
         for c in range(ncores):
             engines = [Engine(i, c) for i in range(4)]
             own = [Core(self, c, k, engines, self.resident > 1) for k in range(self.resident)]
             for e in engines:
                 e.slots = own
-            self.phys.append(engines)
+            phys.append(engines)
             for k, core in enumerate(own):
                 slots[k].append(core)
-        for group in slots:                  # the first wave spreads over all cores
-            self.cores += group
-        self.smem_levels = set(cfg.mma_ab_levels) | set(cfg.dma_levels)
-        self.smem_levels.discard("RF")
+        return [core for group in slots for core in group], phys
 
     # ------------------------------------------------------------------ events
     def push(self, t: float, kind: int, obj, arg=None) -> None:
