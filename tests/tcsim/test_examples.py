@@ -183,3 +183,43 @@ def test_every_example_kernel_is_covered():
     covered = {"vector_add", "bias_gelu", "softmax", "rmsnorm", "reduce", "transpose",
                "gemm", "splitk_gemm", "flash_attention", "gemm_bias_relu", "gemm_epilogue"}
     assert {p.stem for p in EXAMPLES.glob("*.tl")} <= covered
+
+
+# ----------------------------------------------------------------------------- library kernels
+
+def _library(name: str, **defines):
+    """A kernel of tilelang/ops compiled for tcsim:tiny (the same .tl the CPU runs)."""
+    from pathlib import Path
+    import tilelang.ops
+    from tilelang.codegen.tcsim import compile_module
+    from tilelang.frontend import parse_module
+    from .examples_tcsim import tile_ir
+    path = Path(tilelang.ops.__file__).parent / f"{name}.tl"
+    module = parse_module(path.read_text(), str(path), defines=defines or None)
+    return compile_module(tile_ir(module), "tiny")[name]
+
+
+@settings(max_examples=4, deadline=None)
+@given(st.integers(1, 200), st.integers(1, 300), st.integers(1, 300))
+def test_library_fp8_gemm_block_scaled(m, n, k):
+    from tilelang.ops import fp8
+    a = RNG.standard_normal((m, k)).astype(np.float32)
+    b = RNG.standard_normal((k, n)).astype(np.float32)
+    qa, sa = fp8.quantize_per_token(a)
+    qb, sb = fp8.quantize_per_block(b)
+    c = np.zeros((m, n), np.float32)
+    run(_fp8_artifact(), qa, sa, qb, sb, c)
+    want = fp8.dequantize_per_token(qa, sa).astype(np.float64) @ \
+        fp8.dequantize_per_block(qb, sb).astype(np.float64)
+    # DeepGEMM's similarity measure (DESIGN §10)
+    diff = 1 - 2 * (c * want).sum() / max((c * c + want * want).sum(), 1e-30)
+    assert diff < 1e-3
+
+
+_FP8 = []
+
+
+def _fp8_artifact():
+    if not _FP8:
+        _FP8.append(_library("fp8_gemm"))
+    return _FP8[0]

@@ -221,3 +221,21 @@ def test_scalar_unit_loops_ifs_and_alu():
     run(p, out)
     want = sum(3 * i if i % 2 else i // 2 for i in range(10)) * 0.25
     assert out[0] == pytest.approx(want)
+
+
+def test_scalar_load_from_global():
+    from tilelang.runtime.tcsim.config import TINY
+    p = program("""
+        LDG r5, S[1, 2]
+        LDG r6, S[7, 0]
+        ADD r5, r5, r6
+        VEC.MOV Y, r5 shape=1 signal=t[0]
+        DMA.ST O[0], Y box=1 wait=t[0]@0
+        HALT""", params=["S tensor float32 [2, 3]", "O tensor float32 [1]"],
+        bufs=["Y RF float32 [1]"], sems=["t 1"])
+    s = np.arange(6, dtype=np.float32).reshape(2, 3)
+    out = np.zeros(1, np.float32)
+    r = run(p, s, out)
+    assert out[0] == 5.0                              # S[1, 2]; S[7, 0] is outside: 0
+    # the scalar unit waits a memory latency per load
+    assert r.cycles >= 2 * TINY.dma_latency

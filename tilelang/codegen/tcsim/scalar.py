@@ -6,8 +6,8 @@ from __future__ import annotations
 from ...diagnostics import Diagnostic, Label, TileLangError
 from ...diagnostics.codes_tcsim import UNSUPPORTED
 from ...dtypes import is_float
-from ...ir.nodes import Binary, Call, Cast, Const, Select, Unary, Var
-from ...runtime.tcsim.isa import Imm, Reg
+from ...ir.nodes import Binary, Call, Cast, Const, Load, Select, Unary, Var
+from ...runtime.tcsim.isa import Glob, Imm, Reg
 
 BIN = {"+": "ADD", "-": "SUB", "*": "MUL", "/": "DIV", "//": "FDIV", "%": "MOD",
        "min": "MIN", "max": "MAX", "<": "LT", "<=": "LE", ">": "GT", ">=": "GE",
@@ -75,6 +75,12 @@ class ScalarLowering:
             em.emit("FDIV", dst, dst, b)
         elif isinstance(e, Call) and e.name in CALLS:
             em.emit(CALLS[e.name], dst, self.operand(e.args[0]))
+        elif isinstance(e, Load) and e.buffer.scope == "global":
+            # one element of a global tensor (a scale, a length): a scalar load
+            starts = tuple(self.operand(i) for i in e.indices)
+            em.emit("LDG", dst, Glob(e.buffer.name, starts))
+            if not is_float(e.dtype) and e.dtype != "bool":
+                em.emit("CVTI", dst, dst)
         else:
             raise unsupported(e, f"`{type(e).__name__}` in a scalar expression (data-"
                                  f"dependent values are not supported)")

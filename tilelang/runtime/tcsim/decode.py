@@ -143,8 +143,8 @@ def _vec_fields(d: DI, ins, cfg: MachineConfig) -> None:
 
 # scalar kinds, for the interpreter's dispatch
 (K_BIN, K_UN, K_SEL, K_LOOP, K_ENDLOOP, K_IF, K_ELSE, K_ENDIF, K_SEM, K_FENCE,
- K_HALT) = range(1, 12)
-_KINDS = {"SEL": K_SEL, "LOOP": K_LOOP, "ENDLOOP": K_ENDLOOP, "IF": K_IF, "ELSE": K_ELSE,
+ K_HALT, K_LDG) = range(1, 13)
+_KINDS = {"SEL": K_SEL, "LDG": K_LDG, "LOOP": K_LOOP, "ENDLOOP": K_ENDLOOP, "IF": K_IF, "ELSE": K_ELSE,
           "ENDIF": K_ENDIF, "FENCE": K_FENCE, "HALT": K_HALT}
 
 

@@ -92,6 +92,7 @@ def _build_table() -> dict[str, OpInfo]:
         t[op] = OpInfo("SCALAR", "s")
     for op in ("ENDLOOP", "ELSE", "ENDIF", "FENCE", "HALT"):
         t[op] = OpInfo("SCALAR", "")
+    t["LDG"] = OpInfo("SCALAR", "rg")              # scalar load of one global element
     t["SEM.INIT"] = OpInfo("SCALAR", "ms")
     t["SEM.EXPECT"] = OpInfo("SCALAR", "ms")
     t["SEM.ARRIVE"] = OpInfo("SCALAR", "m")

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from collections import deque
 
-from .decode import (K_BIN, K_ELSE, K_ENDIF, K_ENDLOOP, K_FENCE, K_HALT, K_IF, K_LOOP,
-                     K_SEL, K_SEM, K_UN, ENGINE_NAMES)
+from .decode import (K_BIN, K_ELSE, K_ENDIF, K_ENDLOOP, K_FENCE, K_HALT, K_IF, K_LDG,
+                     K_LOOP, K_SEL, K_SEM, K_UN, ENGINE_NAMES)
 
 STEP, TRY, DONE, POOL = 0, 1, 2, 3
 
@@ -197,6 +197,10 @@ class Core:
                 cnd, x, y = a[1], a[2], a[3]
                 pick = x if (regs[cnd[1]] if cnd[0] else cnd[1]) else y
                 regs[a[0][1]] = regs[pick[1]] if pick[0] else pick[1]
+                pc += 1
+            elif k == K_LDG:
+                regs[a[0][1]] = sim.load_scalar(a[1], regs)
+                t += sim.cfg.dma_latency          # the scalar unit waits for memory
                 pc += 1
             else:
                 # semaphores, FENCE and HALT depend on (or change) state other units see:

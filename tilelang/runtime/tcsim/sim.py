@@ -123,6 +123,18 @@ class Simulator:
         self._next(core, t + self.cfg.block_launch_cycles if
                    self.next_block < len(self.order) else t)
 
+    def load_scalar(self, glob, regs):
+        """LDG: one element of a global tensor (0 outside it, and in timing mode when the
+        argument was given as (shape, dtype), which has no data)."""
+        name, starts = glob
+        g = self.tensors[name]
+        idx = tuple(regs[s[1]] if s[0] else s[1] for s in starts)
+        if not isinstance(g, np.ndarray) or \
+                any(not 0 <= i < n for i, n in zip(idx, g.shape)):
+            return 0
+        v = g[idx]
+        return float(v) if g.dtype.kind not in "iub" else int(v)
+
     def new_buffers(self) -> dict:
         out = {}
         for b in self.program.buffers:
