@@ -223,3 +223,12 @@ def _fp8_artifact():
     if not _FP8:
         _FP8.append(_library("fp8_gemm"))
     return _FP8[0]
+
+
+def test_library_gemm():
+    a = random(RNG, (150, 300), "float32")
+    b = random(RNG, (300, 270), "float32")
+    c = np.zeros((150, 270), np.float32)
+    run(_library("gemm"), a, b, c)
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    assert_sum_close(c, a64 @ b64, np.abs(a64) @ np.abs(b64), 2e-5, "ops/gemm.tl")
