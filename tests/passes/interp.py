@@ -89,6 +89,13 @@ class _Interp:
     def s_Alloc(self, s: Alloc):
         b = s.buffer
         shape = tuple(self.expr(d) for d in b.shape)
+        if s.offset is not None:
+            # memory_reuse's placement: a view of the block's arena at the planned offset,
+            # so buffers placed over each other really share their bytes here too
+            nbytes = int(np.prod(shape, dtype=np.int64)) * dtypes.nbytes(b.dtype)
+            arena = self.arenas[b.scope][s.offset:s.offset + nbytes]
+            self.bufs[b.name] = arena.view(dtypes.numpy_dtype(b.dtype)).reshape(shape)
+            return
         arr = np.zeros(shape, dtype=dtypes.numpy_dtype(b.dtype))
         if s.init is not None:
             arr[()] = self.expr(s.init)
@@ -120,11 +127,15 @@ class _Interp:
 
     def s_Kernel(self, s: Kernel):
         grid = [self.expr(g) for g in s.grid]
+        sizes = _arena_sizes(s)
         for flat in range(int(np.prod(grid))):
             rest = flat
             for var, g in zip(s.block_vars, grid):
                 self.env[var.name] = rest % g
                 rest //= g
+            # each block's arenas start as garbage (NaN bytes), as stack memory does: a
+            # read of a placed buffer before its write shows up in the results
+            self.arenas = {scope: np.full(n, 0xFF, dtype=np.uint8) for scope, n in sizes.items()}
             self.stmt(s.body)
 
     # ------------------------------------------------------------------ expressions
@@ -175,3 +186,15 @@ class _Interp:
     def e_Load(self, e: Load):
         idx = self.index(e.buffer, e.indices)
         return _convert(self.bufs[e.buffer.name][idx], e.dtype)
+
+
+def _arena_sizes(kernel) -> dict:
+    """scope -> bytes of the arena holding the buffers memory_reuse placed."""
+    from tilelang.ir import walk
+    sizes: dict = {}
+    for n in walk(kernel):
+        if isinstance(n, Alloc) and n.offset is not None:
+            count = int(np.prod([int(d.value) for d in n.buffer.shape], dtype=np.int64))
+            end = n.offset + count * dtypes.nbytes(n.buffer.dtype)
+            sizes[n.buffer.scope] = max(sizes.get(n.buffer.scope, 0), end)
+    return sizes
