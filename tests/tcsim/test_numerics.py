@@ -239,3 +239,45 @@ def test_scalar_load_from_global():
     assert out[0] == 5.0                              # S[1, 2]; S[7, 0] is outside: 0
     # the scalar unit waits a memory latency per load
     assert r.cycles >= 2 * TINY.dma_latency
+
+
+def test_sub_box_operands():
+    """Static sub-boxes of on-chip buffers: DMA into a quarter, VEC on a half, MMA over
+    sub-tiles, COPY of a row into a 1-D buffer."""
+    from tilelang.runtime.tcsim.asm import assemble, disassemble
+    g = RNG.standard_normal((16, 16)).astype(np.float32)
+    p = _tile_program("""
+        SEM.INIT s[0], 2
+        SEM.INIT u[0], 2
+        DMA.LD X<0:8,0:16>, G[0, 0] box=8x16 signal=s[0]
+        DMA.LD X<8:16,0:16>, G[8, 0] box=8x16 signal=s[0]
+        VEC.MUL X<0:16,8:16>, X<0:16,8:16>, 2.0 shape=16x8 wait=s[0]@0
+        ACC.ZERO C
+        COPY A_s, X signal=t[0]
+        MMA C<0:4,0:16>, A_s<0:4,0:8>, A_s<8:16,0:16> wait=t[0]@0 signal=u[0]
+        COPY R, A_s<3:4,0:16> signal=u[0]
+        SEM.WAIT u[0], 0
+        DMA.ST O[0, 0], C box=16x16 signal=v[0]
+        DMA.ST Q[0], R box=16 signal=v[0]
+        HALT""", ["X RF float32 [16, 16]", "A_s SMEM float32 [16, 16]",
+                  "C RF float32 [16, 16]", "R RF float32 [16]"],
+        ["G tensor float32 [16, 16]", "O tensor float32 [16, 16]", "Q tensor float32 [16]"],
+        sems=("s 1", "t 1", "u 1", "v 1"))
+    assert assemble(disassemble(p)) == p
+    o = np.zeros((16, 16), np.float32)
+    q = np.zeros(16, np.float32)
+    run(p, g, o, q)
+    x = g.copy()
+    x[:, 8:] *= 2
+    want = np.zeros((16, 16))
+    want[0:4, :] = x[0:4, 0:8].astype(np.float64) @ x[8:16, :]
+    np.testing.assert_allclose(o, want, rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(q, x[3])
+
+
+def test_sub_box_out_of_range_is_rejected():
+    from tilelang.runtime.tcsim.artifact import ArtifactError, check_fits
+    from tilelang.runtime.tcsim.config import TINY
+    p = _tile_program("ACC.ZERO C<0:4,12:20>\nHALT", ["C RF float32 [16, 16]"], [])
+    with pytest.raises(ArtifactError, match="outside its shape"):
+        check_fits(p, TINY)

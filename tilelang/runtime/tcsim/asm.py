@@ -55,6 +55,8 @@ def fmt_operand(a) -> str:
         text = a.buf
         if a.stage is not None:
             text += f"[{fmt_scalar(a.stage)}]"
+        if a.box is not None:
+            text += "<" + ",".join(f"{s}:{s + e}" for s, e in a.box) + ">"
         if a.dims is not None:
             text += "{" + ",".join(map(str, a.dims)) + "}"
         return text
@@ -140,9 +142,9 @@ def _split_top(text: str, sep: str = ",") -> list[str]:
     """Split on `sep` outside brackets and braces."""
     parts, depth, cur = [], 0, []
     for ch in text:
-        if ch in "[{(":
+        if ch in "[{(<":
             depth += 1
-        elif ch in "]})":
+        elif ch in "]})>":
             depth -= 1
         if ch == sep and depth == 0:
             parts.append("".join(cur))
@@ -154,7 +156,8 @@ def _split_top(text: str, sep: str = ",") -> list[str]:
     return [p.strip() for p in parts]
 
 
-_OPERAND = re.compile(r"^([A-Za-z_][\w.]*)(\[([^\]]*)\])?(\{([\d,\s]*)\})?$")
+_OPERAND = re.compile(r"^([A-Za-z_][\w.]*)(\[([^\]]*)\])?(<([\d:,\s]*)>)?"
+                      r"(\{([\d,\s]*)\})?$")
 
 
 class _Names:
@@ -169,19 +172,30 @@ def parse_operand(tok: str, names: _Names, line: int):
     m = _OPERAND.match(tok)
     if not m or tok in ("inf", "nan"):
         return parse_scalar(tok, line)
-    name, index, dims = m.group(1), m.group(3), m.group(5)
-    if re.fullmatch(r"r\d+", name) and index is None and dims is None:
+    name, index, box, dims = m.group(1), m.group(3), m.group(5), m.group(7)
+    if re.fullmatch(r"r\d+", name) and index is None and dims is None and box is None:
         return Reg(int(name[1:]))
     if name in names.buffers:
         stage = parse_scalar(index, line) if index is not None else None
         dd = tuple(int(d) for d in dims.split(",") if d.strip()) if dims is not None else None
-        return Tile(name, stage, dd)
+        return Tile(name, stage, dd, _parse_box(box, line) if box is not None else None)
     if name in names.tensors:
         starts = tuple(parse_scalar(s, line) for s in _split_top(index or ""))
         return Glob(name, starts)
     if name in names.sems:
         return SemRef(name, parse_scalar(index, line) if index is not None else None)
     raise AsmError(line, f"unknown name {name!r} (not a .buf, .param or .sem)")
+
+
+def _parse_box(text: str, line: int):
+    out = []
+    for part in text.split(","):
+        lo, colon, hi = part.partition(":")
+        if not colon or not lo.strip().isdigit() or not hi.strip().isdigit() \
+                or int(hi) <= int(lo):
+            raise AsmError(line, f"bad sub-box {part!r}; expected start:end")
+        out.append((int(lo), int(hi) - int(lo)))
+    return tuple(out)
 
 
 def _parse_attr(key: str, val: str, names: _Names, line: int):

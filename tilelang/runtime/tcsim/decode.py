@@ -27,13 +27,17 @@ def spec(x):
 
 
 class TileSpec:
-    __slots__ = ("buf", "decl", "stage", "dims")
+    __slots__ = ("buf", "decl", "stage", "dims", "shape", "elems", "slices")
 
     def __init__(self, t: Tile, decl):
         self.buf = t.buf
         self.decl = decl
         self.stage = spec(t.stage)
         self.dims = t.dims
+        self.shape = t.shape(decl)                 # the tile named: box or whole buffer
+        self.elems = math.prod(self.shape)
+        self.slices = (tuple(slice(s, s + e) for s, e in t.box) if t.box is not None
+                       else None)
 
 
 class DI:
@@ -106,8 +110,8 @@ def _engine_fields(d: DI, ins, cfg: MachineConfig) -> None:
     op, tiles = d.op, d.tiles
     if op == "MMA":
         c, a, b = tiles
-        m, k = (a.decl.shape[1], a.decl.shape[0]) if ins.attr("ta") else a.decl.shape
-        n = c.decl.shape[1]
+        m, k = (a.shape[1], a.shape[0]) if ins.attr("ta") else a.shape
+        n = c.shape[1]
         dt = a.decl.dtype
         atoms = (math.ceil(m / cfg.atom_m) * math.ceil(n / cfg.atom_n)
                  * math.ceil(k / cfg.atom_k(dt)))
@@ -116,7 +120,8 @@ def _engine_fields(d: DI, ins, cfg: MachineConfig) -> None:
         d.mma_dtype = dt
         for t in (a, b):
             lv = t.decl.level
-            d.operand_bytes[lv] = d.operand_bytes.get(lv, 0) + t.decl.nbytes() / t.decl.stages
+            nbytes = t.elems * t.decl.nbytes() / (t.decl.stages * t.decl.stage_elems)
+            d.operand_bytes[lv] = d.operand_bytes.get(lv, 0) + nbytes
         d.reads, d.writes = (a, b, c), (c,)
     elif op in ("DMA.LD",):
         d.writes = (tiles[0],)
@@ -131,10 +136,10 @@ def _vec_fields(d: DI, ins, cfg: MachineConfig) -> None:
     dst = tiles[0]
     shape = ins.attr("shape")
     if d.op.startswith("VEC.RED."):
-        elems = tiles[1].decl.stage_elems
+        elems = tiles[1].elems
         d.reads = (tiles[1], dst) if ins.attr("acc") else (tiles[1],)
     else:
-        elems = math.prod(shape) if shape else dst.decl.stage_elems
+        elems = math.prod(shape) if shape else dst.elems
         d.reads = tiles[1:]
     d.writes = (dst,)
     d.elems = elems

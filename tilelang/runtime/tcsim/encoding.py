@@ -77,6 +77,7 @@ class _Writer:
             self.string(v.buf)
             self.value(v.stage)
             self.value(v.dims)
+            self.value(v.box)
         elif isinstance(v, Glob):
             self.out.append(T_GLOB)
             self.string(v.tensor)
@@ -146,7 +147,7 @@ class _Reader:
         if tag == T_IMM:
             return Imm(self.value())
         if tag == T_TILE:
-            return Tile(self.string(), self.value(), self.value())
+            return Tile(self.string(), self.value(), self.value(), self.value())
         if tag == T_GLOB:
             return Glob(self.string(), self.value())
         if tag == T_SEM:

@@ -8,8 +8,10 @@ import numpy as np
 from . import numerics as nx
 
 
-def tile_array(core, ts, stage: int) -> np.ndarray:
-    return core.bufs[ts.buf][stage]
+def view(core, ts, stage: int) -> np.ndarray:
+    """The tile an operand names: one stage of its buffer, or a static box of it."""
+    arr = core.bufs[ts.buf][stage]
+    return arr if ts.slices is None else arr[ts.slices]
 
 
 def apply(sim, core, op) -> None:
@@ -19,21 +21,19 @@ def apply(sim, core, op) -> None:
         t = d.tiles[0]
         g = sim.tensors[d.glob[0]]
         val = nx.dma_load(g, op.starts, d.box, t.decl.dtype)
-        core.bufs[t.buf][op.stages[0]] = val.reshape(t.decl.shape)
+        view(core, t, op.stages[0])[...] = val.reshape(t.shape)
     elif name == "DMA.ST":
         t = d.tiles[0]
         g = sim.tensors[d.glob[0]]
-        nx.dma_store(g, op.starts, d.box, core.bufs[t.buf][op.stages[0]],
-                     d.attrs.get("reduce"))
+        nx.dma_store(g, op.starts, d.box, view(core, t, op.stages[0]), d.attrs.get("reduce"))
     elif name == "MMA":
         c, a, b = d.tiles
         sc, sa, sb = op.stages
-        res = nx.mma(core.bufs[c.buf][sc], core.bufs[a.buf][sa], core.bufs[b.buf][sb],
+        res = nx.mma(view(core, c, sc), view(core, a, sa), view(core, b, sb),
                      bool(d.attrs.get("ta")), bool(d.attrs.get("tb")))
-        core.bufs[c.buf][sc] = nx.store_cast(res, c.decl.dtype)
+        view(core, c, sc)[...] = nx.store_cast(res, c.decl.dtype)
     elif name == "ACC.ZERO":
-        t = d.tiles[0]
-        core.bufs[t.buf][op.stages[0]][...] = 0
+        view(core, d.tiles[0], op.stages[0])[...] = 0
     else:
         _vec(core, op, d, name)
 
@@ -45,19 +45,22 @@ def _operand(core, op, i, domain):
     if v is not None:
         return v
     stage = op.stages[op.di.tiles.index(a)]
-    return nx.domain_view(core.bufs[a.buf][stage], a.dims, domain)
+    arr = view(core, a, stage)
+    if op.di.op == "COPY" and a.dims is None and arr.shape != tuple(domain):
+        arr = arr.reshape(domain)                # COPY between tiles of equal extents
+    return nx.domain_view(arr, a.dims, domain)
 
 
 def _vec(core, op, d, name) -> None:
     dst = d.tiles[0]
-    dst_arr = core.bufs[dst.buf][op.stages[0]]
+    dst_arr = view(core, dst, op.stages[0])
     shape = d.attrs.get("shape") or _dst_domain(dst)
     if name == "ACC.ZERO":
         dst_arr[...] = 0
         return
     if name.startswith("VEC.RED."):
         kind = name[8:]
-        src = core.bufs[d.tiles[1].buf][op.stages[1]]
+        src = view(core, d.tiles[1], op.stages[1])
         res = nx.reduce(kind, src, d.attrs["dim"])
         if d.attrs.get("acc"):
             res = nx.combine(kind, dst_arr, res)
@@ -75,12 +78,12 @@ def _vec(core, op, d, name) -> None:
         args = [_operand(core, op, i, shape) for i in range(1, len(d.args))]
         res = _elementwise(name, args)
     out = nx.from_domain(nx.store_cast(np.broadcast_to(res, shape), dst.decl.dtype),
-                         dst.dims, dst.decl.shape)
+                         dst.dims, dst.shape)
     dst_arr[...] = out
 
 
 def _dst_domain(dst) -> tuple:
-    shape = dst.decl.shape
+    shape = dst.shape
     if dst.dims is None:
         return tuple(shape)
     out = [0] * len(shape)

@@ -5,9 +5,10 @@ dispatches in order to four asynchronous engines (DMA_IN, DMA_OUT, MMA, VEC). Op
 
 * `Reg(i)`    a scalar register r<i> (int or float value);
 * `Imm(v)`    an immediate number;
-* `Tile`      an on-chip buffer (optionally one stage of a ring, `A_s[r3]`), with an
-              optional map `{d0,d1}` from the VEC iteration domain's dims to its own dims
-              (broadcast and transpose for elementwise ops);
+* `Tile`      an on-chip buffer (optionally one stage of a ring, `A_s[r3]`, and a static
+              sub-box of it, `A_s[r3]<0:64,32:64>`), with an optional map `{d0,d1}` from
+              the VEC iteration domain's dims to its own dims (broadcast and transpose
+              for elementwise ops);
 * `Glob`      a global tensor (a kernel parameter or workspace) at a start corner;
 * `SemRef`    a semaphore of an array (`full[r2]`); a wait names a phase: `full[r2]@r5`.
 
@@ -37,6 +38,11 @@ class Tile:
     buf: str
     stage: Scalar | None = None
     dims: tuple[int, ...] | None = None     # VEC: domain dim feeding each buffer dim
+    box: tuple[tuple[int, int], ...] | None = None    # (start, extent) per buffer dim
+
+    def shape(self, decl) -> tuple[int, ...]:
+        """The shape of the tile this operand names: the box's, or the buffer's."""
+        return tuple(e for _, e in self.box) if self.box is not None else tuple(decl.shape)
 
 
 @dataclass(frozen=True)

@@ -105,6 +105,11 @@ def _check_names(ins, bufs, sems, tensors, p) -> list[str]:
             out.append(f"register r{x.index} out of range (.regs {p.num_regs})")
         elif isinstance(x, Tile) and x.buf not in bufs:
             out.append(f"unknown buffer {x.buf}")
+        elif isinstance(x, Tile) and x.box is not None:
+            shape = bufs[x.buf].shape
+            if len(x.box) != len(shape) or any(s < 0 or e < 1 or s + e > n
+                                               for (s, e), n in zip(x.box, shape)):
+                out.append(f"sub-box of {x.buf} outside its shape {tuple(shape)}")
         elif isinstance(x, Glob) and x.tensor not in tensors:
             out.append(f"unknown tensor {x.tensor}")
         elif isinstance(x, SemRef) and x.name not in sems:
@@ -127,21 +132,26 @@ def _check_levels(ins, bufs, tensors, cfg) -> list[str]:
         box = ins.attr("box")
         if box is None or len(box) != len(tensors[g.tensor].shape) or len(g.starts) != len(box):
             out.append(f"box must give one extent per dim of {g.tensor}")
-        elif _prod(box) != bufs[t.buf].stage_elems:
-            out.append(f"box {box} does not hold the {bufs[t.buf].stage_elems} elements "
-                       f"of {t.buf}")
+        elif _prod(box) != _prod(t.shape(bufs[t.buf])):
+            out.append(f"box {box} does not hold the {_prod(t.shape(bufs[t.buf]))} "
+                       f"elements of {t.buf}")
         return out
     if op == "MMA":
         c, a, b = tiles
         out = level_ok(a, cfg.mma_ab_levels, "an MMA operand")
         out += level_ok(b, cfg.mma_ab_levels, "an MMA operand")
         out += level_ok(c, cfg.mma_c_levels, "an MMA accumulator")
-        out += _mma_shapes(ins, bufs[a.buf].shape, bufs[b.buf].shape, bufs[c.buf].shape)
+        out += _mma_shapes(ins, a.shape(bufs[a.buf]), b.shape(bufs[b.buf]),
+                           c.shape(bufs[c.buf]))
         return out
     if op == "ACC.ZERO":
         return level_ok(tiles[0], cfg.mma_c_levels, "an accumulator")
-    if op == "COPY":
-        return []                       # the on-chip mover reaches every level
+    if op == "COPY":                    # the on-chip mover reaches every level
+        dst, src = (t.shape(bufs[t.buf]) for t in tiles)
+        if tiles[0].dims is None and tiles[1].dims is None and _prod(dst) != _prod(src):
+            return [f"COPY between tiles of {_prod(src)} and {_prod(dst)} elements"]
+        return [] if tiles[0].dims is None and tiles[1].dims is None \
+            else _vec_shapes(ins, bufs)
     if ins.engine == "VEC":
         out = []
         for t in tiles:
@@ -155,21 +165,21 @@ def _vec_shapes(ins, bufs) -> list[str]:
     tiles = [a for a in ins.args if isinstance(a, Tile)]
     dst = tiles[0]
     if ins.op.startswith("VEC.RED."):
-        src = bufs[tiles[1].buf].shape
+        src = tiles[1].shape(bufs[tiles[1].buf])
         dim = ins.attr("dim")
         if dim is None or not 0 <= dim < len(src):
             return [f"reduction dim {dim} outside the source's {len(src)} dims"]
-        if bufs[dst.buf].stage_elems * src[dim] != _prod(src):
+        if _prod(dst.shape(bufs[dst.buf])) * src[dim] != _prod(src):
             return [f"{dst.buf} does not hold the reduction of {tiles[1].buf} along {dim}"]
         return []
-    domain = ins.attr("shape") or _dst_domain(dst, bufs[dst.buf].shape)
+    domain = ins.attr("shape") or _dst_domain(dst, dst.shape(bufs[dst.buf]))
     if domain is None:
         return [f"{dst.buf}: its dim map must name every dim once"]
     if ins.op == "VEC.IOTA" and not 0 <= (ins.attr("dim") or 0) < len(domain):
         return ["VEC.IOTA dim outside the domain"]
     out = []
     for i, t in enumerate(tiles):
-        shape = bufs[t.buf].shape
+        shape = t.shape(bufs[t.buf])
         dims = t.dims if t.dims is not None else tuple(range(len(shape)))
         if len(dims) != len(shape) or any(not 0 <= d < len(domain) for d in dims) or \
                 any(shape[k] != domain[d] for k, d in enumerate(dims)):
