@@ -76,22 +76,25 @@ def block_liveness(kernel: Kernel, rings: bool = False) -> list[Live]:
     flow = _Flow()
     intervals = {n: [min(ps), max(ps)] if ps else [lin.alloc_pos[n]] * 2
                  for n, ps in ((n, lin.uses.get(n, [])) for n in lin.allocs)}
+    stage_of = {id(loop): _stage_buffers(loop, lin, start, end)
+                for start, end, loop in lin.loops}
     stages = {}
-    for start, end, loop in lin.loops:
-        for name in _stage_buffers(loop, lin, start, end):
+    for _, _, loop in lin.loops:
+        for name in stage_of[id(loop)]:
             stages[name] = max(stages.get(name, 1), int(loop.annotation("num_stages")))
-    _widen(intervals, lin.loops, flow, lin)
+    _widen(intervals, lin.loops, flow, stage_of)
     return [Live(buf, *intervals[buf.name], stages.get(buf.name, 1) if rings else 1)
             for buf in lin.allocs.values()]
 
 
-def _widen(intervals: dict, loops, flow: "_Flow", lin: "_Linear") -> None:
-    """Apply the loop rules of the module docstring until nothing changes."""
+def _widen(intervals: dict, loops, flow: "_Flow", stage_of: dict) -> None:
+    """Apply the loop rules of the module docstring until nothing changes (`stage_of`:
+    id of a loop -> its stage buffers)."""
     changed = True
     while changed:
         changed = False
         for start, end, loop in loops:
-            carried = flow.exposed(loop.body) | lin.stage_of.get(id(loop), frozenset())
+            carried = flow.exposed(loop.body) | stage_of[id(loop)]
             for name, iv in intervals.items():
                 if iv[1] < start or iv[0] > end:
                     continue
@@ -123,7 +126,6 @@ def _stage_buffers(loop: For, lin: "_Linear", start: int, end: int) -> frozenset
         reads = _read_buffers(s)
         if reads and all(b.scope == "global" for b in reads):
             found.add(name)
-    lin.stage_of[id(loop)] = frozenset(found)
     return frozenset(found)
 
 
@@ -139,7 +141,6 @@ class _Linear:
         self.alloc_pos: dict[str, int] = {}
         self.uses: dict[str, list[int]] = {}
         self.loops: list[tuple[int, int, For]] = []
-        self.stage_of: dict[int, frozenset] = {}
 
     def point(self, *nodes) -> int:
         self.pos += 1
