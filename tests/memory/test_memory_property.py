@@ -102,3 +102,19 @@ def test_random_kernels_bit_identical_with_and_without_reuse(source):
         lib["k"](x, out)
         outs.append(out)
     assert outs[0].tobytes() == outs[1].tobytes(), source
+
+
+def test_a_target_can_group_buffers_by_its_own_memories():
+    """tcsim places buffers by level (L1, L0A, ...), not by scope: `memory=` groups them."""
+    from tilelang.passes.manager import run_until
+    from pathlib import Path
+    path = Path(__file__).resolve().parents[2] / "examples" / "gemm_epilogue.tl"
+    tile_ir = run_until(parse_module(path.read_text(), str(path)), "cpu", "simplify")
+    kernel = kernel_of(tile_ir.funcs[0].body)
+    level = {"A_s": "L0A", "B_s": "L0B", "C_f": "L0C", "C_s": "L0A"}
+    arenas = {a.scope: a for a in plan_kernel(kernel, TCSIM_RULES, lambda b: level[b.name])}
+    assert sorted(arenas) == ["L0A", "L0B", "L0C"]
+    slots = {s.live.name: s for s in arenas["L0A"].slots}
+    # three stages of A_s (8 KiB each), dead when C_s is live: C_s reuses them
+    assert slots["A_s"].size == 3 * 8192 and slots["C_s"].offset == 0
+    assert arenas["L0A"].after == 32768 and arenas["L0A"].before == 24576 + 32768

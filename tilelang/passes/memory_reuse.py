@@ -87,14 +87,19 @@ def _place(node, places: dict):
     return None
 
 
-def plan_kernel(kernel, rules: Rules = CPU_RULES) -> list[Arena]:
-    """One arena per scope that has buffers, in PLANNED_SCOPES order."""
+def plan_kernel(kernel, rules: Rules = CPU_RULES, memory=None) -> list[Arena]:
+    """One arena per memory that has buffers. `memory(buffer) -> name` says which memory
+    a buffer lives in (default: its scope, in PLANNED_SCOPES order); a target with other
+    memories (tcsim's per-level buffers) passes its own, and gets one arena for each."""
     lives = block_liveness(kernel, rings=rules.rings)
+    memory = memory or (lambda buf: buf.scope)
+    names = list(dict.fromkeys(memory(lv.buffer) for lv in lives))
+    if all(n in PLANNED_SCOPES for n in names):
+        names = [s for s in PLANNED_SCOPES if s in names]
     arenas = []
-    for scope in PLANNED_SCOPES:
-        group = [lv for lv in lives if lv.buffer.scope == scope]
-        if group:
-            arenas.append(Arena(scope, tuple(pack(group, rules.align)), rules.align))
+    for name in names:
+        group = [lv for lv in lives if memory(lv.buffer) == name]
+        arenas.append(Arena(name, tuple(pack(group, rules.align)), rules.align))
     return arenas
 
 
