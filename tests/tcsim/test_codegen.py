@@ -83,7 +83,7 @@ def shift(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32")):
         Y = T.alloc_fragment((64,), "float32")
         T.copy(A[bx * 64], X)
         for i in T.Parallel(64):
-            Y[i] = X[i + 1]
+            Y[i] = X[2 * i - i]
         T.copy(Y, B[bx * 64])
 '''
 
@@ -92,7 +92,7 @@ def test_unsupported_index_is_a_diagnostic_with_a_position():
     with pytest.raises(TileLangError) as e:
         compile_text(UNSUPPORTED)
     d = e.value.diagnostics[0]
-    assert d.code == "TL0806" and "loop variables" in d.message
+    assert d.code == "TL0806" and "loop variable" in d.message
     assert d.primary is not None and d.primary.line == 12
 
 
@@ -146,3 +146,25 @@ def test_every_wait_of_compiled_gemm_matters(stages):
             run(broken, a, b, np.zeros((64, 64), np.float32))
         caught += 1
     assert caught >= 2
+
+
+def test_partial_regions_and_offset_indices():
+    """Sub-regions of on-chip buffers in T.copy and T.gemm, `j + 32` in T.Parallel."""
+    from pathlib import Path
+    path = Path(__file__).with_name("views.tl")
+    art = compile_module(run_until(parse_module(path.read_text(), str(path)), "cpu",
+                                   "simplify"), "tiny")["views"]
+    text = disassemble(art.program)
+    assert "X<0:32,32:64>" in text and "C_f<16:32,0:16>" in text
+    rng = np.random.default_rng(4)
+    n = 70
+    a = rng.standard_normal((n, 64)).astype(np.float32)
+    w = rng.standard_normal((32, 16)).astype(np.float32)
+    b, c = np.zeros((n, 64), np.float32), np.zeros((n, 16), np.float32)
+    run(art, a, w, b, c)
+    x = np.concatenate([a[:, 32:], a[:, :32]], axis=1).astype(np.float64)
+    want_b = np.concatenate([2 * x[:, :32] + x[:, 32:], x[:, 32:] - x[:, :32]], axis=1)
+    np.testing.assert_allclose(b, want_b, rtol=1e-6, atol=1e-6)
+    rows = np.arange(n) % 32
+    want_c = np.where((rows < 16)[:, None], x[:, :32] @ w, x[:, 32:] @ w)
+    np.testing.assert_allclose(c, want_c, rtol=1e-5, atol=1e-5)

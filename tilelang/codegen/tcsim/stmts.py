@@ -2,11 +2,9 @@
 to LOOP / ENDLOOP, ifs to IF / ELSE / ENDIF, lets to scalar registers."""
 from __future__ import annotations
 
-import math
-
 from ...ir.nodes import (Alloc, Const, Copy, Fill, For, Gemm, If, Let, Reduce, Seq, Store,
                          TileAtomic, Atomic)
-from ...runtime.tcsim.isa import Glob, Imm, Reg
+from ...runtime.tcsim.isa import Glob, Imm, Reg, Tile
 from .scalar import ScalarLowering, const_value, unsupported
 
 SCOPES = ("shared", "fragment", "local")
@@ -69,16 +67,30 @@ class StmtLowering:
         self.local[b.name] = b
 
     # ------------------------------------------------------------------ tile ops
-    def _whole(self, region, what):
+    # An on-chip operand is a View: (buffer name, static sub-box or None for all of it).
+
+    def _view(self, region, what):
         b = region.buffer
         if b.name not in self.local:
             raise unsupported(region, f"{what}: `{b.name}` is not an on-chip buffer")
-        starts_zero = all(isinstance(x, Const) and x.value == 0 for x in region.starts)
-        decl = self.em.buffers[b.name]
-        if not starts_zero or math.prod(region.extents) != decl.stage_elems:
-            raise unsupported(region, f"{what}: partial regions of on-chip buffer "
-                                      f"`{b.name}`")
-        return b.name
+        if not all(isinstance(x, Const) for x in region.starts):
+            raise unsupported(region, f"{what}: on-chip region of `{b.name}` at a computed "
+                                      f"offset")
+        shape = self.em.buffers[b.name].shape
+        box = tuple((int(x.value), int(e)) for x, e in zip(region.starts, region.extents))
+        if len(box) != len(shape) or any(s < 0 or s + e > n for (s, e), n in zip(box, shape)):
+            raise unsupported(region, f"{what}: region outside `{b.name}`")
+        whole = all(s == 0 and e == n for (s, e), n in zip(box, shape))
+        return b.name, None if whole else box
+
+    def _tile(self, view):
+        name, box = view
+        t = self.em.tile(name)
+        return Tile(t.buf, t.stage, None, box)
+
+    def _shape(self, view):
+        name, box = view
+        return tuple(e for _, e in box) if box is not None else self.em.buffers[name].shape
 
     def _glob(self, region):
         starts = tuple(self.scalar.operand(x) for x in region.starts)
@@ -90,84 +102,83 @@ class StmtLowering:
         if src_g and dst_g:
             raise unsupported(s, "T.copy from global memory to global memory")
         if src_g:
-            self.load(self._whole(s.dst, "T.copy"), s.src)
+            self.load(self._view(s.dst, "T.copy"), s.src)
         elif dst_g:
-            self.store(self._whole(s.src, "T.copy"), s.dst)
+            self.store(self._view(s.src, "T.copy"), s.dst)
         else:
-            src = self._whole(s.src, "T.copy")
-            dst = self._whole(s.dst, "T.copy")
-            if self.em.buffers[src].shape != self.em.buffers[dst].shape:
-                raise unsupported(s, "on-chip T.copy between differently shaped buffers")
+            src = self._view(s.src, "T.copy")
+            dst = self._view(s.dst, "T.copy")
+            if [e for e in self._shape(src) if e != 1] != \
+                    [e for e in self._shape(dst) if e != 1]:
+                raise unsupported(s, "on-chip T.copy between differently shaped regions")
             self.move(dst, src)
 
-    def move(self, dst: str, src: str) -> None:
-        em = self.em
-        em.engine_op("VEC", "COPY", (em.tile(dst), em.tile(src)), reads=(src,),
-                     writes=(dst,))
+    def move(self, dst, src) -> None:
+        self.em.engine_op("VEC", "COPY", (self._tile(dst), self._tile(src)),
+                          reads=(src[0],), writes=(dst[0],))
 
-    def staging(self, like: str, level: str, tag: str) -> str:
-        """A one-stage buffer shaped like `like` in `level` (reused per (like, level))."""
+    def staging(self, like, level: str, tag: str):
+        """A whole one-stage buffer shaped like view `like`, in `level`."""
         em = self.em
-        name = f"{like}__{tag}"
-        if name not in em.buffers:
-            d = em.buffers[like]
-            em.declare(name, level, d.dtype, d.shape)
-        return name
+        name, box = like
+        shape = self._shape(like)
+        sname = f"{name}__{tag}" + ("" if box is None else "_" + "x".join(map(str, shape)))
+        if sname not in em.buffers:
+            em.declare(sname, level, em.buffers[name].dtype, shape)
+        return sname, None
 
-    def load(self, name: str, region) -> None:
-        em = self.em
-        target = name
-        if em.buffers[name].level not in self.plan.dma:
-            target = self.staging(name, self.plan.fragment, "in")
+    def load(self, view, region) -> None:
+        target = view
+        if self.em.buffers[view[0]].level not in self.plan.dma:
+            target = self.staging(view, self.plan.fragment, "in")
         g, box = self._glob(region)
-        em.engine_op("DMA_IN", "DMA.LD", (em.tile(target), g), reads=(g.tensor,),
-                     writes=(target,), box=box)
-        if target != name:
-            self.move(name, target)
+        self.em.engine_op("DMA_IN", "DMA.LD", (self._tile(target), g), reads=(g.tensor,),
+                          writes=(target[0],), box=box)
+        if target != view:
+            self.move(view, target)
 
-    def store(self, name: str, region, reduce: str | None = None) -> None:
-        em = self.em
-        if em.buffers[name].level not in self.plan.dma:
-            staged = self.staging(name, self.plan.fragment, "out")
-            self.move(staged, name)
-            name = staged
+    def store(self, view, region, reduce: str | None = None) -> None:
+        if self.em.buffers[view[0]].level not in self.plan.dma:
+            staged = self.staging(view, self.plan.fragment, "out")
+            self.move(staged, view)
+            view = staged
         g, box = self._glob(region)
-        em.engine_op("DMA_OUT", "DMA.ST", (g, em.tile(name)), reads=(name,),
-                     writes=(g.tensor,), box=box, reduce=reduce)
+        self.em.engine_op("DMA_OUT", "DMA.ST", (g, self._tile(view)), reads=(view[0],),
+                          writes=(g.tensor,), box=box, reduce=reduce)
 
     def gemm(self, s: Gemm) -> None:
         em = self.em
-        a = self._operand(self._whole(s.a, "T.gemm"), self.plan.stage_a, "l0a")
-        b = self._operand(self._whole(s.b, "T.gemm"), self.plan.stage_b, "l0b")
-        c = self._whole(s.c, "T.gemm")
+        a = self._operand(self._view(s.a, "T.gemm"), self.plan.stage_a, "l0a")
+        b = self._operand(self._view(s.b, "T.gemm"), self.plan.stage_b, "l0b")
+        c = self._view(s.c, "T.gemm")
         if s.clear_accum:
-            em.engine_op("MMA", "ACC.ZERO", (em.tile(c),), writes=(c,))
-        em.engine_op("MMA", "MMA", (em.tile(c), em.tile(a), em.tile(b)), reads=(a, b, c),
-                     writes=(c,), ta=1 if s.transpose_a else None,
-                     tb=1 if s.transpose_b else None)
+            em.engine_op("MMA", "ACC.ZERO", (self._tile(c),), writes=(c[0],))
+        em.engine_op("MMA", "MMA", (self._tile(c), self._tile(a), self._tile(b)),
+                     reads=(a[0], b[0], c[0]), writes=(c[0],),
+                     ta=1 if s.transpose_a else None, tb=1 if s.transpose_b else None)
 
-    def _operand(self, name: str, level: str, tag: str) -> str:
-        """`name`, or a staging copy of it where the MMA can read it."""
-        if self.em.buffers[name].level in self.plan.mma_ab:
-            return name
-        staged = self.staging(name, level, tag)
-        self.move(staged, name)
+    def _operand(self, view, level: str, tag: str):
+        """`view`, or a staging copy of it where the MMA can read it."""
+        if self.em.buffers[view[0]].level in self.plan.mma_ab:
+            return view
+        staged = self.staging(view, level, tag)
+        self.move(staged, view)
         return staged
 
     def fill(self, s: Fill) -> None:
         em = self.em
-        name = self._whole(s.dst, "T.fill")
+        view = self._view(s.dst, "T.fill")
         value = self.scalar.operand(s.value)
-        if isinstance(value, Imm) and value.value == 0 and name in self.accumulators:
-            em.engine_op("MMA", "ACC.ZERO", (em.tile(name),), writes=(name,))
+        if isinstance(value, Imm) and value.value == 0 and view[0] in self.accumulators:
+            em.engine_op("MMA", "ACC.ZERO", (self._tile(view),), writes=(view[0],))
             return
-        target = name
-        if em.buffers[name].level not in self.plan.vec:
-            target = self.staging(name, self.plan.fragment, "fill")
-        em.engine_op("VEC", "VEC.MOV", (em.tile(target), value), writes=(target,),
-                     shape=em.buffers[name].shape)
-        if target != name:
-            self.move(name, target)
+        target = view
+        if em.buffers[view[0]].level not in self.plan.vec:
+            target = self.staging(view, self.plan.fragment, "fill")
+        em.engine_op("VEC", "VEC.MOV", (self._tile(target), value), writes=(target[0],),
+                     shape=self._shape(target))
+        if target != view:
+            self.move(view, target)
 
     def reduce(self, s: Reduce) -> None:
         em = self.em
@@ -183,7 +194,7 @@ class StmtLowering:
                      reads=reads, writes=(dst,), dim=s.dim, acc=0 if s.clear else 1)
 
     def atomic(self, s: TileAtomic) -> None:
-        self.store(self._whole(s.src, "T.atomic_" + s.op), s.dst, reduce=s.op)
+        self.store(self._view(s.src, "T.atomic_" + s.op), s.dst, reduce=s.op)
 
     # ------------------------------------------------------------------ control flow
     def loop(self, s: For) -> None:

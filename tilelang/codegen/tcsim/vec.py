@@ -81,22 +81,49 @@ class VecLowering:
         name = e.buffer.name
         if name not in self.st.local:
             return self._global_load(e)
-        dims = []
-        for ix in e.indices:
-            if not (isinstance(ix, Var) and ix in self.dom):
-                raise unsupported(e, "indices other than plain T.Parallel loop variables")
-            dims.append(self.dom[ix])
+        box, dims = self._access(e, name, e.indices)
+        if len(set(dims)) != len(dims):
+            raise unsupported(e, "a T.Parallel loop variable indexing two dims of one load")
         if self.em.buffers[name].level not in self.st.plan.vec:
-            name = self._reachable(name)
+            staged, _ = self._reachable((name, box))
+            return Tile(staged, None, dims)
         base = self.em.tile(name)
-        return Tile(base.buf, base.stage, tuple(dims))
+        return Tile(base.buf, base.stage, dims, box)
 
-    def _reachable(self, name: str) -> str:
-        """A copy of `name` the vector unit can read (once per nest)."""
-        staged = self.st.staging(name, self.st.plan.fragment, "vec")
-        if name not in self.staged:
-            self.st.move(staged, name)
-            self.staged.add(name)
+    def _access(self, node, name: str, indices):
+        """(static sub-box or None, domain dims) of an on-chip access at indices of the
+        form `var`, `var + c` or `var - c` (var a loop variable of the nest)."""
+        shape = self.em.buffers[name].shape
+        box, dims = [], []
+        for ix, n in zip(indices, shape):
+            var, off = self._var_offset(ix)
+            if var is None:
+                raise unsupported(node, "on-chip indices inside T.Parallel other than "
+                                        "`loop variable [+ constant]`")
+            ext = self.shape[self.dom[var]]
+            if off < 0 or off + ext > n:
+                raise unsupported(node, f"T.Parallel access outside `{name}`")
+            box.append((off, ext))
+            dims.append(self.dom[var])
+        whole = all(o == 0 and x == n for (o, x), n in zip(box, shape))
+        return (None if whole else tuple(box)), tuple(dims)
+
+    def _var_offset(self, ix):
+        if isinstance(ix, Var) and ix in self.dom:
+            return ix, 0
+        if isinstance(ix, Binary) and ix.op in ("+", "-"):
+            pairs = [(ix.lhs, ix.rhs)] + ([(ix.rhs, ix.lhs)] if ix.op == "+" else [])
+            for v, c in pairs:
+                if isinstance(v, Var) and v in self.dom and isinstance(c, Const):
+                    return v, int(c.value) * (1 if ix.op == "+" else -1)
+        return None, 0
+
+    def _reachable(self, view):
+        """A copy of `view` the vector unit can read (once per nest)."""
+        staged = self.st.staging(view, self.st.plan.fragment, "vec")
+        if view not in self.staged:
+            self.st.move(staged, view)
+            self.staged.add(view)
         return staged
 
     def _split_index(self, ix):
@@ -169,18 +196,14 @@ class VecLowering:
         name = s.buffer.name
         if name not in self.st.local:
             raise unsupported(s, f"element stores to global tensor `{name}` (use T.copy)")
-        dims = []
-        for ix in s.indices:
-            if not (isinstance(ix, Var) and ix in self.dom):
-                raise unsupported(s, "store indices other than plain T.Parallel loop variables")
-            dims.append(self.dom[ix])
+        box, dims = self._access(s, name, s.indices)
         if sorted(dims) != list(range(len(self.shape))):
             raise unsupported(s, "a store inside T.Parallel must use every loop variable once")
         if self.em.buffers[name].level not in self.st.plan.vec:
             raise unsupported(s, f"element stores to `{name}`, which the vector unit of "
                                  f"{self.st.plan.cfg.name} cannot reach")
         base = self.em.tile(name)
-        dst = Tile(base.buf, base.stage, tuple(dims))
+        dst = Tile(base.buf, base.stage, dims, box)
         if not self.depends(s.value):
             self._vec(name, "VEC.MOV", (dst, self.st.scalar.operand(s.value)))
         else:
