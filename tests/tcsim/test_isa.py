@@ -99,7 +99,8 @@ _imms = st.builds(Imm, st.one_of(st.integers(-2**40, 2**40),
                                  st.floats(allow_nan=False, width=64)))
 _scalars = st.one_of(_regs, _imms)
 _tiles = st.builds(Tile, st.sampled_from(["X", "Y"]), st.one_of(st.none(), _scalars),
-                   st.one_of(st.none(), st.sampled_from([(0,), (1, 0), (0, 1)])))
+                   st.one_of(st.none(), st.sampled_from([(0,), (1, 0), (0, 1)])),
+                   st.one_of(st.none(), st.sampled_from([((0, 4), (2, 6)), ((7, 1), (0, 8))])))
 _sems = st.builds(SemRef, st.just("s"), st.one_of(st.none(), _scalars))
 
 
