@@ -103,8 +103,9 @@ def test_workspaces_are_planned_across_the_kernels_of_a_module(tmp_path):
     path = tmp_path / "two.tl"
     path.write_text(TWO_KERNELS)
     err = _tilec("compile", path, "--stats", "-o", tmp_path / "two.so")
-    assert "partial.work: 16 * M bytes" in err
-    assert "combine.tmp: 32 * M bytes" in err
+    assert "partial.work: 16 * M bytes at offset 0" in err
+    assert "combine.tmp: 32 * M bytes at offset 0" in err
+    assert "combine.flag: 64 bytes at offset 32 * M" in err
     # the kernels run one after another: the module needs its larger kernel's region
     assert "workspace: 16 * M + 32 * M + 64 -> max(16 * M, 32 * M + 64) bytes (peak)" in err
     from tilelang.driver import make_options, parse
@@ -115,6 +116,19 @@ def test_workspaces_are_planned_across_the_kernels_of_a_module(tmp_path):
 
 def test_constant_workspaces_give_numbers():
     from tilelang.passes.memory_stats import MemoryReport, KernelFigures
-    report = MemoryReport((KernelFigures("a", (), (("w", "4096"),)),
-                           KernelFigures("b", (), (("x", "1024"), ("y", "2048")))))
+    report = MemoryReport((KernelFigures("a", (), (("w", "4096", "0"),)),
+                           KernelFigures("b", (), (("x", "1024", "0"), ("y", "2048", "1024")))))
     assert (report.workspace_before, report.workspace_peak) == ("7168", "4096")
+
+
+def test_workspaces_of_a_kernel_are_laid_out_widest_element_first():
+    src = TWO_KERNELS.replace('tmp = T.alloc_global((M, 8), "float32")',
+                              'tmp = T.alloc_global((M, 3), "int8")\n'
+                              '    wide = T.alloc_global((M,), "float64")')
+    from tilelang.driver import make_options, parse
+    from tilelang.driver.stages import memory_report
+    report = memory_report(parse(src, "two.tl", make_options()), make_options())
+    ws = report.kernel("combine").workspaces
+    # float64 first, then int32, then int8: each offset a multiple of its element size
+    assert ws == (("wide", "8 * M", "0"), ("flag", "64", "8 * M"),
+                  ("tmp", "3 * M", "8 * M + 64"))

@@ -8,7 +8,9 @@ buffer keeps memory of its own and `after == before`.
 
 Workspaces: a kernel's workspaces live for one launch, and the kernels of a module run
 one after another, so the module needs one region as large as its largest kernel's
-workspaces (laid out side by side), not the sum over all kernels.
+workspaces (laid out side by side), not the sum over all kernels. Within a kernel they
+are laid out widest element first: every size is a multiple of its element size, and
+element sizes are powers of two, so each offset is aligned for its dtype.
 """
 from __future__ import annotations
 
@@ -50,7 +52,7 @@ class ScopeFigures:
 class KernelFigures:
     name: str
     scopes: tuple[ScopeFigures, ...]
-    workspaces: tuple[tuple[str, str], ...]     # (name, bytes as an expression)
+    workspaces: tuple[tuple[str, str, str], ...]   # (name, bytes, offset): expressions
 
     def scope(self, scope: str) -> ScopeFigures | None:
         return next((s for s in self.scopes if s.scope == scope), None)
@@ -74,12 +76,12 @@ class MemoryReport:
     @property
     def workspace_before(self) -> str:
         """Every kernel's workspaces side by side (bytes, an expression over sizes)."""
-        return _sum([_sum([b for _, b in k.workspaces]) for k in self.kernels])
+        return _sum([_sum([b for _, b, _ in k.workspaces]) for k in self.kernels])
 
     @property
     def workspace_peak(self) -> str:
         """The one region the module needs: its largest kernel's workspaces."""
-        return _max([_sum([b for _, b in k.workspaces]) for k in self.kernels
+        return _max([_sum([b for _, b, _ in k.workspaces]) for k in self.kernels
                      if k.workspaces])
 
     def text(self) -> str:
@@ -97,9 +99,13 @@ def memory_report(module: Module) -> MemoryReport:
 def _kernel_figures(func) -> KernelFigures:
     kernel = kernel_of(func.body)
     scopes = () if kernel is None else _scope_figures(kernel)
-    ws = tuple((n.buffer.name, _bytes_expr(n.buffer)) for n in walk(func.body)
-               if isinstance(n, Alloc) and n.buffer.scope == "global")
-    return KernelFigures(func.name, scopes, ws)
+    bufs = [n.buffer for n in walk(func.body)
+            if isinstance(n, Alloc) and n.buffer.scope == "global"]
+    ws, offset = [], []
+    for buf in sorted(bufs, key=lambda b: -dtypes.nbytes(b.dtype)):   # stable: source order
+        ws.append((buf.name, _bytes_expr(buf), _sum(offset) if offset else "0"))
+        offset.append(_bytes_expr(buf))
+    return KernelFigures(func.name, scopes, tuple(ws))
 
 
 def _scope_figures(kernel: Kernel) -> tuple[ScopeFigures, ...]:
@@ -179,8 +185,8 @@ def format_report(report: MemoryReport) -> str:
         lines.append("global workspaces (one region for the module: its kernels run "
                      "one after another)")
         for k in report.kernels:
-            for name, nbytes in k.workspaces:
-                lines.append(f"  {k.name}.{name}: {nbytes} bytes")
+            for name, nbytes, offset in k.workspaces:
+                lines.append(f"  {k.name}.{name}: {nbytes} bytes at offset {offset}")
         lines.append(f"  workspace: {report.workspace_before} -> "
                      f"{report.workspace_peak} bytes (peak)")
     return "\n".join(lines)
