@@ -48,10 +48,11 @@ def planned_base(ctx: FuncContext, alloc: Alloc) -> ir.Value:
 
 def mark_disjoint(ctx: FuncContext) -> None:
     """Tell LLVM which planned buffers cannot alias: those of one arena whose byte
-    ranges are disjoint. Separate allocas told it that for free; in one arena, without
-    this, a store to a small buffer (a row sum) may alias any load from the arena, and
-    LLVM neither keeps it in a register nor vectorises the reduction. Buffers whose
-    bytes overlap (they are never live together) stay may-alias, which is the truth.
+    ranges are disjoint. Separate allocas told it that for free; in one arena, accesses
+    at variable indices off one base may alias as far as LLVM can prove, which can keep
+    a value in memory or a loop unvectorised (with this, flash_attention's machine code
+    is within a few lines of the build without reuse; without it, 2% longer). Buffers
+    whose bytes overlap (they are never live together) stay may-alias: the truth.
 
     Every load and store whose address is a GEP chain from a planned buffer's base gets
     `!alias.scope` (its buffer) and `!noalias` (the buffers disjoint from it)."""
