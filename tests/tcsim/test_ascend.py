@@ -3,6 +3,7 @@ staging copies where an engine cannot reach, results as on the GPU-like configs.
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from tilelang.runtime.tcsim import run
 
@@ -54,3 +55,26 @@ def test_elementwise_kernels_keep_shared_buffers_in_ub():
     y = np.zeros_like(x)
     run(artifact("softmax", config="ascend_like"), x, y, config="ascend_like")
     assert_close(y, ref.softmax(x), rtol=1e-5, atol=1e-9)
+
+
+def test_gemm_split_along_k_to_fit_l0():
+    """A 128x256 fp16 A tile (64 KB) does not fit half of L0A: the MMA runs over K
+    slices, each staged on its own."""
+    art = artifact("gemm", config="ascend_like", in_dtype="float16", BLOCK_M=128,
+                   BLOCK_N=128, BLOCK_K=256, NUM_STAGES=2)
+    assert [i.op for i in art.program.code].count("MMA") > 1
+    for b in art.program.buffers:
+        if b.level in ("L0A", "L0B"):
+            assert b.nbytes() <= 32 * 1024
+    a, b = random(RNG, (150, 600), "float16"), random(RNG, (600, 130), "float16")
+    c = np.zeros((150, 130), np.float32)
+    run(art, a, b, c, config="ascend_like")
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    assert_sum_close(c, a64 @ b64, np.abs(a64) @ np.abs(b64), 2e-5, "K-split gemm")
+
+
+def test_cpu_sized_epilogue_does_not_fit_ub():
+    from tilelang.diagnostics import TileLangError
+    with pytest.raises(TileLangError) as e:        # 128x512 fp32 epilogue tiles
+        artifact("gemm_bias_relu", config="ascend_like")
+    assert e.value.code == "TL0801" and "of UB" in str(e.value)

@@ -148,14 +148,37 @@ class StmtLowering:
 
     def gemm(self, s: Gemm) -> None:
         em = self.em
-        a = self._operand(self._view(s.a, "T.gemm"), self.plan.stage_a, "l0a")
-        b = self._operand(self._view(s.b, "T.gemm"), self.plan.stage_b, "l0b")
         c = self._view(s.c, "T.gemm")
         if s.clear_accum:
             em.engine_op("MMA", "ACC.ZERO", (self._tile(c),), writes=(c[0],))
-        em.engine_op("MMA", "MMA", (self._tile(c), self._tile(a), self._tile(b)),
-                     reads=(a[0], b[0], c[0]), writes=(c[0],),
-                     ta=1 if s.transpose_a else None, tb=1 if s.transpose_b else None)
+        for a_part, b_part in self._k_chunks(self._view(s.a, "T.gemm"),
+                                             self._view(s.b, "T.gemm"), s):
+            a = self._operand(a_part, self.plan.stage_a, "l0a")
+            b = self._operand(b_part, self.plan.stage_b, "l0b")
+            em.engine_op("MMA", "MMA", (self._tile(c), self._tile(a), self._tile(b)),
+                         reads=(a[0], b[0], c[0]), writes=(c[0],),
+                         ta=1 if s.transpose_a else None, tb=1 if s.transpose_b else None)
+
+    def _k_chunks(self, a, b, s: Gemm):
+        """The operands as K slices whose staging copies fit the MMA's operand buffers
+        (half of L0A / L0B each, so two gemms' stagings fit): one slice where the
+        operands need no staging or fit whole."""
+        ka, kb = (0 if s.transpose_a else 1), (1 if s.transpose_b else 0)
+        k = self._shape(a)[ka]
+        kc = k
+        for view, level, kdim in ((a, self.plan.stage_a, ka), (b, self.plan.stage_b, kb)):
+            if self.em.buffers[view[0]].level in self.plan.mma_ab:
+                continue
+            shape = self._shape(view)
+            row = self.em.buffers[view[0]].nbytes() // (
+                self.em.buffers[view[0]].stages * self.em.buffers[view[0]].stage_elems)
+            row *= shape[1 - kdim]
+            budget = self.plan.cfg.level_bytes(level) // 2
+            kc = min(kc, max(self.plan.cfg.atom_k(self.em.buffers[view[0]].dtype),
+                             budget // row))
+        return [(_k_slice(a, self._shape(a), ka, k0, min(kc, k - k0)),
+                 _k_slice(b, self._shape(b), kb, k0, min(kc, k - k0)))
+                for k0 in range(0, k, kc)]
 
     def _operand(self, view, level: str, tag: str):
         """`view`, or a staging copy of it where the MMA can read it."""
@@ -233,6 +256,17 @@ class StmtLowering:
             em.emit("ELSE")
             self.stmt(s.else_body)
         em.emit("ENDIF")
+
+
+def _k_slice(view, shape, kdim: int, k0: int, kc: int):
+    """`view` restricted to K range [k0, k0 + kc) along dim `kdim`."""
+    name, box = view
+    if k0 == 0 and kc == shape[kdim]:
+        return view
+    base = list(box) if box is not None else [(0, n) for n in shape]
+    start, _ = base[kdim]
+    base[kdim] = (start + k0, kc)
+    return name, tuple(base)
 
 
 __all__ = ["StmtLowering", "const_value"]
