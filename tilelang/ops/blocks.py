@@ -1,8 +1,9 @@
 """Cache blocking for the library GEMM: BLOCK_M/N/K (BLIS's MC/NC/KC) from the target.
 
 BLOCK_K keeps one register-tile panel of B (BLOCK_K x NR floats) in half of L1 while the
-micro-kernel sweeps the rows of A; the A tile (BLOCK_M x BLOCK_K) and the B tile
-(BLOCK_K x BLOCK_N) stay in L2 across a block. Each size is then evened out over the
+micro-kernel sweeps the rows of A; the A tile (BLOCK_M x BLOCK_K, half of L2) and the
+B tile (BLOCK_K x BLOCK_N) stay in L2 across a block. A tall BLOCK_M matters most: the
+B tile is copied (packed) once per block row, BLOCK_M rows of C per copy. Each size is then evened out over the
 blocks its dimension needs, so a ragged size wastes at most a register tile per block
 instead of most of a block (every block computes its whole tile, past-the-edge rows as
 zeros), and the grid is split further until every thread has a few blocks.
@@ -15,7 +16,7 @@ from ..passes.cpu_target import host
 
 _FLOAT_BITS = 32
 _BLOCKS_PER_THREAD = 3
-_MAX_BLOCK_M_TILES = 16     # BLOCK_M <= 16 register tiles
+_MAX_BLOCK_M_TILES = 32     # BLOCK_M <= 32 register tiles
 _MAX_BLOCK_N = 512
 
 
@@ -34,7 +35,7 @@ def choose_blocks(m: int, n: int, k: int, tile_size=None, block=None,
         if int(tile_size) < 1:
             raise ValueError(f"gemm: tile_size must be positive, got {tile_size}")
         return int(tile_size), int(tile_size), bk
-    bm_target = _clamp(target.l2 // 4 // (bk * 4) // mr * mr, mr, _MAX_BLOCK_M_TILES * mr)
+    bm_target = _clamp(target.l2 // 2 // (bk * 4) // mr * mr, mr, _MAX_BLOCK_M_TILES * mr)
     bn_target = _clamp(target.l2 // 2 // (bk * 4) // nr * nr, nr, _MAX_BLOCK_N)
     gm, gn = _count(m, bm_target), _count(n, bn_target)
     want = _BLOCKS_PER_THREAD * (num_threads or os.cpu_count() or 1)
@@ -42,6 +43,14 @@ def choose_blocks(m: int, n: int, k: int, tile_size=None, block=None,
         if m / gm >= n / gn and gm < _count(m, mr):
             gm += 1
         else:
+            gn += 1
+    threads = num_threads or os.cpu_count() or 1
+    for _ in range(threads):        # whole rounds of blocks: no thread idles at the end
+        if (gm * gn) % threads == 0 or gm * gn > 8 * threads:
+            break
+        if m / gm >= n / gn and gm < _count(m, mr):
+            gm += 1
+        elif gn < _count(n, lanes):
             gn += 1
     return _round_up(_count(m, gm), mr), _round_up(_count(n, gn), lanes), bk
 
