@@ -165,3 +165,22 @@ def test_partial_regions_and_offset_indices():
     rows = np.arange(n) % 32
     want_c = np.where((rows < 16)[:, None], x[:, :32] @ w, x[:, 32:] @ w)
     np.testing.assert_allclose(c, want_c, rtol=1e-5, atol=1e-5)
+
+
+def test_alloc_var_scalars_and_data_dependent_loop_bounds():
+    from pathlib import Path
+    path = Path(__file__).with_name("scalars.tl")
+    arts = compile_module(run_until(parse_module(path.read_text(), str(path)), "cpu",
+                                    "simplify"), "tiny")
+    a = np.arange(100, dtype=np.float32)
+    b = np.zeros_like(a)
+    run(arts["count_scale"], a, b)
+    np.testing.assert_array_equal(b, a * 8 + 3)        # s = 2^3, n = 0 + 1 + 2
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal((7, 64)).astype(np.float32)
+    lengths = np.array([0, 1, 2, 3, 4, 2, 1], np.int32)
+    out = np.zeros((7, 16), np.float32)
+    run(arts["chunk_sums"], x, lengths, out)
+    want = np.stack([x[r, :16 * n].reshape(n, 16).sum(axis=0) if n else np.zeros(16)
+                     for r, n in enumerate(lengths)])
+    np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-6)

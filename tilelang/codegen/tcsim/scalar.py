@@ -33,11 +33,18 @@ def const_value(c: Const):
 
 class ScalarLowering:
     """Lowers scalar expressions into registers of an Emitter; `env` maps Vars to
-    registers (or to constant operands)."""
+    registers (or to constant operands), and `T.alloc_var` buffers (by name) to the
+    registers that hold them."""
 
     def __init__(self, em, env: dict):
         self.em = em
         self.env = env
+        self.vars: dict[str, Reg] = {}
+
+    def var_reg(self, buffer) -> Reg:
+        if buffer.name not in self.vars:
+            raise unsupported(buffer, f"`{buffer.name}` is used before its T.alloc_var")
+        return self.vars[buffer.name]
 
     def operand(self, e):
         """A Reg or Imm holding the value of scalar expression `e`."""
@@ -47,13 +54,15 @@ class ScalarLowering:
             if e not in self.env:
                 raise unsupported(e, f"variable `{e.name}` has no scalar value here")
             return self.env[e]
+        if isinstance(e, Load) and e.buffer.scope == "var":
+            return self.var_reg(e.buffer)            # a T.alloc_var lives in a register
         out = Reg(self.em.reg())
         self.into(out, e)
         return out
 
     def into(self, dst: Reg, e) -> None:
         em = self.em
-        if isinstance(e, (Const, Var)):
+        if isinstance(e, (Const, Var)) or (isinstance(e, Load) and e.buffer.scope == "var"):
             em.emit("MOV", dst, self.operand(e))
         elif isinstance(e, Binary):
             em.emit(BIN[e.op], dst, self.operand(e.lhs), self.operand(e.rhs))

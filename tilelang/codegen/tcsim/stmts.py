@@ -47,6 +47,8 @@ class StmtLowering:
             self.loop(s)
         elif isinstance(s, If):
             self.if_(s)
+        elif isinstance(s, Store) and s.buffer.scope == "var":
+            self.scalar.into(self.scalar.var_reg(s.buffer), s.value)
         elif isinstance(s, (Store, Atomic)):
             raise unsupported(s, "element stores outside T.Parallel loops")
         else:
@@ -54,6 +56,12 @@ class StmtLowering:
 
     def alloc(self, s: Alloc) -> None:
         b = s.buffer
+        if b.scope == "var":                     # a scalar: one register
+            reg = Reg(self.em.reg())
+            self.scalar.vars[b.name] = reg
+            init = s.init if s.init is not None else Const(0, b.dtype)
+            self.scalar.into(reg, init)
+            return
         if b.scope not in SCOPES:
             raise unsupported(s, f"buffers of scope `{b.scope}`")
         shape = []

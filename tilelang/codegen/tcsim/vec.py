@@ -43,8 +43,11 @@ class VecLowering:
         self.temps = 0
 
     def depends(self, e) -> bool:
+        """Whether `e` varies over the domain (T.alloc_var scalars do not)."""
         for n in walk(e):
-            if isinstance(n, Load) or (isinstance(n, Var) and (n in self.dom or n in self.lets)):
+            if isinstance(n, Load) and n.buffer.scope != "var":
+                return True
+            if isinstance(n, Var) and (n in self.dom or n in self.lets):
                 return True
         return False
 
