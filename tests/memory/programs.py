@@ -43,11 +43,24 @@ class _Gen:
             defined = self.statement(depth, defined, budget)
         return defined
 
+    def back_edge_read(self, depth, top, var, carried) -> None:
+        """At the top of a loop body, read a buffer the body writes further down: from
+        the second iteration on it holds the previous iteration's value, which must
+        survive the back edge (the first iteration skips the read: nothing is there)."""
+        src = self.draw(st.sampled_from(carried))
+        i = self.draw(st.integers(0, self.buffers[src] - 1))
+        slot = self.out % N_OUT
+        self.out += 1
+        self.read.add(src)
+        pad = "    " * (depth + 2)
+        self.lines[top:top] = [f"{pad}if {var} > 0:",
+                               f"{pad}    Out[bx, {slot}] = Out[bx, {slot}] * 0.5 + {src}[{i}]"]
+
     def statement(self, depth, defined, budget) -> frozenset:
         names = sorted(self.buffers)
-        kinds = ["fill", "load", "copy", "update", "read", "loop", "pipelined", "if"]
+        kinds = ["fill", "load", "copy", "update", "read", "temp", "loop", "pipelined", "if"]
         if depth >= 3:
-            kinds = kinds[:5]
+            kinds = kinds[:6]
         kind = self.draw(st.sampled_from(kinds))
         b = self.draw(st.sampled_from(names))
         n = self.buffers[b]
@@ -66,6 +79,13 @@ class _Gen:
                 self.emit(depth + 1, f"{b}[i] = {src}[i] * 2.0 + 1.0")
                 self.read.add(src)
                 return defined | {b}
+        if kind == "temp":             # a short-lived scratch value: written, read, dead
+            slot = self.out % N_OUT
+            self.out += 1
+            self.read.add(b)
+            self.emit(depth, f"T.fill({b}, {self.draw(st.integers(-30, 30)) / 8})")
+            self.emit(depth, f"Out[bx, {slot}] = Out[bx, {slot}] * 0.5 + {b}[0]")
+            return defined | {b}
         if kind == "update" and b in defined:
             i = self.draw(st.integers(0, n - 1))
             self.emit(depth, f"{b}[{i}] = {b}[{i}] + 1.0")
@@ -84,9 +104,13 @@ class _Gen:
                 f"T.Pipelined({extent}, num_stages={self.draw(st.integers(1, 3))})"
             var = f"t{len(self.loop_vars)}"
             self.emit(depth, f"for {var} in {head}:")
+            top = len(self.lines)
             self.loop_vars.append(var)
             inner = self.block(depth + 1, defined, budget)
             self.loop_vars.pop()
+            carried = sorted(inner - defined)
+            if carried and self.draw(st.booleans()):
+                self.back_edge_read(depth + 1, top, var, carried)
             return inner          # the loop runs at least once: its definitions hold
         if kind == "if" and self.loop_vars:
             self.emit(depth, f"if {self.loop_vars[-1]} % 2 == 0:")
