@@ -75,6 +75,6 @@ def test_gemm_split_along_k_to_fit_l0():
 
 def test_cpu_sized_epilogue_does_not_fit_ub():
     from tilelang.diagnostics import TileLangError
-    with pytest.raises(TileLangError) as e:        # 128x512 fp32 epilogue tiles
+    with pytest.raises(TileLangError) as e:        # CPU-sized fp32 tiles
         artifact("gemm_bias_relu", config="ascend_like")
-    assert e.value.code == "TL0801" and "of UB" in str(e.value)
+    assert e.value.code == "TL0801"

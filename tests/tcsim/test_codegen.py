@@ -101,9 +101,9 @@ import tilelang.language as T
 N = T.dynamic("N")
 
 @T.prim_func
-def big(A: T.Tensor((N, 4096), "float32"), B: T.Tensor((N, 4096), "float32")):
+def big(A: T.Tensor((N, 16384), "float32"), B: T.Tensor((N, 16384), "float32")):
     with T.Kernel(T.ceildiv(N, 256), threads=128) as bx:
-        X = T.alloc_shared((256, 4096), "float32")
+        X = T.alloc_shared((256, 16384), "float32")
         T.copy(A[bx * 256, 0], X)
         T.copy(X, B[bx * 256, 0])
 '''
@@ -111,7 +111,7 @@ def big(A: T.Tensor((N, 4096), "float32"), B: T.Tensor((N, 4096), "float32")):
 
 def test_program_too_big_for_the_machine_is_tl0801():
     with pytest.raises(TileLangError) as e:
-        compile_text(BIG)                       # 4 MB of SMEM on a 1 MB core
+        compile_text(BIG)                       # 16 MB of SMEM on a 4 MB core
     assert e.value.code == "TL0801" and "SMEM" in str(e.value)
 
 

@@ -155,12 +155,12 @@ def test_artifact_save_load(tmp_path):
 
 
 def test_loader_rejects_over_budget_program():
-    big = program("HALT", bufs=["X SMEM float32 [512, 512] stages=2"])   # 2 MB
+    big = program("HALT", bufs=["X SMEM float32 [1024, 1024] stages=2"])   # 8 MB
     data = Artifact(big, "tiny").to_bytes()
-    with pytest.raises(ArtifactError, match="needs 2097152 bytes of SMEM"):
+    with pytest.raises(ArtifactError, match="needs 8388608 bytes of SMEM"):
         from_bytes(data)
     assert from_bytes(data, H100_LIKE.with_(
-        levels=(type(H100_LIKE.levels[0])("SMEM", 1 << 21),
+        levels=(type(H100_LIKE.levels[0])("SMEM", 1 << 23),
                 type(H100_LIKE.levels[0])("RF", 1 << 18)))).program == big
 
 

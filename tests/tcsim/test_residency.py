@@ -39,7 +39,7 @@ def test_resident_blocks_hide_latency():
 def test_residency_is_limited_by_memory_and_threads():
     cfg = TINY.with_(max_blocks_per_core=8)
     assert resident_blocks(_load_program(), cfg) == 8
-    big = _load_program("X SMEM float32 [64, 64] stages=40")      # 640 KB of 1 MB
+    big = _load_program("X SMEM float32 [64, 64] stages=160")     # 2.5 MB of 4 MB
     assert resident_blocks(big, cfg) == 1
     gemm = artifact("gemm", config="h100_like", in_dtype="bfloat16", BLOCK_M=128,
                     BLOCK_N=256, BLOCK_K=64, NUM_STAGES=1).program

@@ -212,8 +212,8 @@ TINY = MachineConfig(
     vec_elems_per_clk=64, vec_latency=4,
     hbm_bytes_per_s=64e9, l2_bytes_per_s=256e9, l2_bytes=1 * MB,
     port_bytes_per_clk=32.0, dma_latency=20,
-    # memories big enough for the examples' CPU-tuned tiles (gemm_bias_relu: 448 KB)
-    levels=_levels(SMEM=1 * MB, RF=1 * MB),
+    # memories big enough for the examples' CPU-tuned tiles (gemm_bias_relu's are MBs)
+    levels=_levels(SMEM=4 * MB, RF=4 * MB),
     dma_levels=("SMEM", "RF"), mma_ab_levels=("SMEM", "RF"), mma_c_levels=("RF",),
     vec_levels=("SMEM", "RF"), queue_depth=4,
     notes="for tests: round numbers, 4 cores")
