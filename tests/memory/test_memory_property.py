@@ -89,7 +89,7 @@ def test_packing_random_intervals(lives, align):
         assert sum(s.size for s in live) <= arena.after
 
 
-@settings(max_examples=40, **SETTINGS)
+@settings(max_examples=25, **SETTINGS)
 @given(kernels(max_statements=10))
 def test_random_kernels_bit_identical_with_and_without_reuse(source):
     from tilelang.driver import compile_source
@@ -130,7 +130,7 @@ def _interp():
     return module
 
 
-@settings(max_examples=150, **SETTINGS)
+@settings(max_examples=100, **SETTINGS)
 @given(kernels())
 def test_random_kernels_same_in_the_interpreter_with_and_without_the_plan(source):
     """The reference interpreter gives each placed buffer a view of a garbage-filled
