@@ -44,7 +44,8 @@ class DI:
     """One decoded instruction."""
     __slots__ = ("op", "engine", "args", "jump", "tiles", "glob", "box", "waits",
                  "signal", "cycles", "flops", "mma_dtype", "attrs", "reads", "writes",
-                 "line", "index", "elems", "kind", "fn", "operand_bytes")
+                 "line", "index", "elems", "kind", "fn", "operand_bytes",
+                 "static_stages")
 
     def __init__(self):
         self.jump = -1
@@ -62,6 +63,7 @@ class DI:
         self.kind = 0
         self.fn = None
         self.operand_bytes = {}     # MMA: level -> bytes of one stage of A and B read
+        self.static_stages = None   # the tiles' stages when no register picks them
 
 
 def _operand(x, bufs):
@@ -84,6 +86,10 @@ def decode_program(p: Program, cfg: MachineConfig) -> list[DI]:
         d.args = tuple(_operand(a, bufs) for a in ins.args)
         d.attrs = dict(ins.attrs)
         d.tiles = tuple(a for a in d.args if isinstance(a, TileSpec))
+        if all(t.stage is None or (not t.stage[0] and 0 <= t.stage[1] < t.decl.stages)
+               for t in d.tiles):
+            d.static_stages = tuple(t.stage[1] if t.stage is not None else 0
+                                    for t in d.tiles)
         if d.engine >= 0:
             _engine_fields(d, ins, cfg)
         else:

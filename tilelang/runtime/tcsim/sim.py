@@ -146,12 +146,10 @@ class Simulator:
         regs = core.regs
         op = Op()
         op.di, op.ready, op.eng = d, ready, eng
-        op.stages = tuple((regs[t.stage[1]] if t.stage[0] else t.stage[1])
-                          if t.stage is not None else 0 for t in d.tiles)
-        for t, s in zip(d.tiles, op.stages):
-            if not 0 <= s < t.decl.stages:
-                raise SimError(f"{core.label}: {d.op} (instruction {d.index}) uses stage "
-                               f"{s} of {t.buf}, which has {t.decl.stages}")
+        if d.static_stages is not None:
+            op.stages = d.static_stages
+        else:
+            op.stages = self._stages(core, d)
         if d.glob is not None:
             op.starts = tuple(regs[s[1]] if s[0] else s[1] for s in d.glob[1])
         if d.waits:
@@ -175,6 +173,17 @@ class Simulator:
         queue.append(op)
         if was_empty and not eng.data_active:
             self.push(max(ready, eng.busy_until), TRY, eng)
+
+    def _stages(self, core, d) -> tuple:
+        """The ring stages an instruction's tiles use, from its registers (checked)."""
+        regs = core.regs
+        stages = tuple((regs[t.stage[1]] if t.stage[0] else t.stage[1])
+                       if t.stage is not None else 0 for t in d.tiles)
+        for t, s in zip(d.tiles, stages):
+            if not 0 <= s < t.decl.stages:
+                raise SimError(f"{core.label}: {d.op} (instruction {d.index}) uses stage "
+                               f"{s} of {t.buf}, which has {t.decl.stages}")
+        return stages
 
     def try_start(self, eng, now: float) -> None:
         """Start queue heads while the engine is free: the first (round robin over the
