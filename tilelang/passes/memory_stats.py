@@ -120,10 +120,10 @@ def _scope_figures(kernel: Kernel) -> tuple[ScopeFigures, ...]:
         rows = tuple(_row(a, lives[a.buffer.name]) for a in group)
         before = sum(_round_up(r.nbytes, a.align or UNPLANNED_ALIGN)
                      for r, a in zip(rows, group))
-        if all(a.offset is not None for a in group):
-            after = max(r.offset + r.nbytes for r in rows)
-        else:
-            after = before
+        # the arena holds the placed buffers; any other has an allocation of its own
+        arena = max((r.offset + r.nbytes for r in rows if r.offset is not None), default=0)
+        after = arena + sum(_round_up(r.nbytes, UNPLANNED_ALIGN) for r in rows
+                            if r.offset is None)
         out.append(ScopeFigures(scope, rows, before, after))
     return tuple(out)
 
