@@ -132,3 +132,14 @@ def test_workspaces_of_a_kernel_are_laid_out_widest_element_first():
     # float64 first, then int32, then int8: each offset a multiple of its element size
     assert ws == (("wide", "8 * M", "0"), ("flag", "64", "8 * M"),
                   ("tmp", "3 * M", "8 * M + 64"))
+
+
+def test_the_cache_keeps_builds_with_and_without_reuse_apart():
+    """Otherwise the on/off comparisons of tests/memory would compare one artifact."""
+    from tilelang.driver import keys, make_options
+    target = {"triple": "x86_64-unknown-linux-gnu", "cpu": "znver3", "features": ""}
+    on, off = make_options(memory_reuse=True), make_options(memory_reuse=False)
+    assert keys.artifact_key("ir", on, target) != keys.artifact_key("ir", off, target)
+    assert keys.source_key("src", on, target) != keys.source_key("src", off, target)
+    assert tilelang.compile(str(EPILOGUE)).llvm() != \
+        tilelang.compile(str(EPILOGUE), memory_reuse=False).llvm()
