@@ -72,3 +72,17 @@ def test_user_kernel_gets_the_same_micro_kernel():
     mnemonics = [m for m, _ in loop]
     assert not [m for m in mnemonics if not ALLOWED.match(m)]
     assert sum(bool(FMA.match(m)) for m in mnemonics) >= host().register_tile(32)[0]
+
+
+@pytest.mark.skipif(host().name not in ("avx2", "avx512"), reason="x86 hosts only")
+def test_aot_target_gets_the_register_tile_of_its_own_isa():
+    """An AVX2 build (on any x86 host) tiles 6 x 16 for 16 ymm registers: no spills."""
+    kern = tilelang.compile(str(ROOT / "tilelang" / "ops" / "gemm.tl"), cpu="znver3",
+                            features="+avx,+avx2,+fma,+f16c")
+    assert "T.unroll(6)" in kern.ir(after="tiling")
+    loop = hot_loop(kern.asm())
+    assert not [m for m, _ in loop if not ALLOWED.match(m)]
+    assert not [ops for m, ops in loop if "zmm" in ops]
+    assert not [(m, ops) for m, ops in loop if m.startswith("vmov") and
+                ops.rsplit(",", 1)[-1].strip().endswith(")")]
+    assert sum(bool(FMA.match(m)) for m, _ in loop) % 12 == 0

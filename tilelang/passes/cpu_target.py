@@ -106,3 +106,32 @@ def _parse_size(text: str) -> int:
     if text and text[-1] in units:
         return int(text[:-1]) * units[text[-1]]
     return int(text)
+
+
+def for_llvm_target(cpu: str | None, features: str | None) -> CpuTarget | None:
+    """The description for an ahead-of-time target given as LLVM's CPU name and feature
+    string (`+avx2,+fma,...`); None for the host. Only the features are read: a CPU
+    named without features gets the most portable entry (its tiles fit any register
+    file; a better guess would need LLVM's CPU tables, which passes do not import)."""
+    if cpu is None and features is None:
+        return None
+    flags = {f[1:] for f in (features or "").split(",") if f.startswith("+")}
+    for t in TARGETS:
+        if t.requires and all(f in flags for f in t.requires):
+            return t
+    return TARGETS[-1]
+
+
+# The passes whose choices depend on the target description (they take `target=`).
+TARGET_PASSES = ("tiling", "layout")
+
+
+def retarget(passes, cpu: str | None, features: str | None):
+    """`passes` with the target-dependent ones bound to the AOT target, if one is set."""
+    target = for_llvm_target(cpu, features)
+    if target is None:
+        return list(passes)
+    from dataclasses import replace as _replace
+    from functools import partial
+    return [_replace(p, fn=partial(p.fn, target=target)) if p.name in TARGET_PASSES else p
+            for p in passes]
