@@ -81,6 +81,9 @@ def test_report_adds_up():
     assert 0 < r.engine_busy["DMA_IN"] < 1 and r.engine_busy["MMA"] == 0
     assert r.roofline_bound == "memory" and r.flops == 0
     assert "tcsim:tiny" in r.summary() and "waves" not in r.summary().split("\n")[1]
+    import json
+    d = json.loads(json.dumps(r.to_dict()))
+    assert d["blocks"] == 8 and d["bytes"]["hbm_write"] == 8 * tile
 
 
 def test_target_strings():

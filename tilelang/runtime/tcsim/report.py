@@ -50,6 +50,11 @@ class Report:
     def __str__(self) -> str:
         return self.summary()
 
+    def to_dict(self) -> dict:
+        """Every figure as plain JSON-able data (for tools and benchmark logs)."""
+        from dataclasses import asdict
+        return asdict(self)
+
 
 def _mb(n: float) -> str:
     return f"{n / 1e6:,.2f} MB"
