@@ -118,3 +118,35 @@ def test_stage_out_of_range_is_an_error_not_a_crash():
     p = program("MOV r5, 2\nACC.ZERO C[r5]\nHALT", bufs=["C RF float32 [8, 8] stages=2"])
     with pytest.raises(SimError, match="stage 2 of C, which has 2"):
         run(p)
+
+
+def test_expected_bytes_hold_a_phase_until_every_load_arrived():
+    """mbarrier-style: one arrival is enough by count, but the phase also waits for the
+    bytes announced with SEM.EXPECT, so the MMA sees both loads."""
+    text = """
+        SEM.EXPECT s[0], 2048
+        DMA.LD A, G[0, 0] box=16x16 signal=s[0]
+        DMA.LD B, G[16, 0] box=16x16 signal=s[0]
+        ACC.ZERO C
+        MMA C, A, B wait=s[0]@0 signal=t[0]
+        DMA.ST O[0, 0], C box=16x16 wait=t[0]@0
+        HALT"""
+    p = program(text, params=["G tensor float32 [32, 16]", "O tensor float32 [16, 16]"],
+                bufs=["A SMEM float32 [16, 16]", "B SMEM float32 [16, 16]",
+                      "C RF float32 [16, 16]"], sems=["s 1", "t 1"])
+    g = np.random.default_rng(1).standard_normal((32, 16)).astype(np.float32)
+    o = np.zeros((16, 16), np.float32)
+    run(p, g, o)
+    np.testing.assert_allclose(o, g[:16] @ g[16:], rtol=1e-5, atol=1e-5)
+    # expecting more bytes than ever arrive never completes the phase
+    with pytest.raises(DeadlockError, match="waits on s@0"):
+        run(program(text.replace("2048", "4096"), params=["G tensor float32 [32, 16]",
+                                                          "O tensor float32 [16, 16]"],
+                    bufs=["A SMEM float32 [16, 16]", "B SMEM float32 [16, 16]",
+                          "C RF float32 [16, 16]"], sems=["s 1", "t 1"]), g, o)
+    # without the expectation the first load completes the phase: the MMA races
+    with pytest.raises(RaceError):
+        run(program(text.replace("SEM.EXPECT s[0], 2048", ""),
+                    params=["G tensor float32 [32, 16]", "O tensor float32 [16, 16]"],
+                    bufs=["A SMEM float32 [16, 16]", "B SMEM float32 [16, 16]",
+                          "C RF float32 [16, 16]"], sems=["s 1", "t 1"]), g, o)
