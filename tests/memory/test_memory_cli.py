@@ -143,3 +143,16 @@ def test_the_cache_keeps_builds_with_and_without_reuse_apart():
     assert keys.source_key("src", on, target) != keys.source_key("src", off, target)
     assert tilelang.compile(str(EPILOGUE)).llvm() != \
         tilelang.compile(str(EPILOGUE), memory_reuse=False).llvm()
+
+
+def test_the_manifest_and_header_state_the_block_memory(tmp_path):
+    """A loaded library (no compiler needed) and a C caller see the arenas' bytes."""
+    so = tmp_path / "e.so"
+    _tilec("compile", EPILOGUE, "-o", so)
+    lib = tilelang.load(str(so))
+    assert lib["gemm_epilogue"].manifest["arenas"] == [
+        {"scope": "shared", "bytes": 32768, "align": 64},
+        {"scope": "fragment", "bytes": 65536, "align": 64}]
+    header = (tmp_path / "e.h").read_text()
+    assert "Block-local memory: 98304 bytes of stack per call (shared 32768, " \
+           "fragment 65536)" in header

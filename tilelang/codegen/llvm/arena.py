@@ -21,16 +21,21 @@ from .context import FuncContext, entry_alloca
 from .types import I8, I64
 
 
-def declare_arenas(ctx: FuncContext, kernel) -> None:
-    """Allocate (in the entry block) the arena of every scope with planned buffers in
-    `kernel`, sized to hold the highest of them."""
-    sizes: dict[str, list[int]] = {}
+def arena_sizes(kernel) -> dict[str, tuple[int, int]]:
+    """scope -> (bytes, alignment) of the arena holding `kernel`'s planned buffers: up
+    to the end of the highest of them, aligned to the largest alignment among them."""
+    sizes: dict[str, tuple[int, int]] = {}
     for node in walk(kernel):
         if isinstance(node, Alloc) and node.offset is not None:
-            end, align = sizes.setdefault(node.buffer.scope, [1, 1])
-            sizes[node.buffer.scope] = [max(end, node.offset + _bytes(node.buffer)),
-                                        max(align, node.align)]
-    for scope, (size, align) in sizes.items():
+            end, align = sizes.get(node.buffer.scope, (1, 1))
+            sizes[node.buffer.scope] = (max(end, node.offset + _bytes(node.buffer)),
+                                        max(align, node.align))
+    return sizes
+
+
+def declare_arenas(ctx: FuncContext, kernel) -> None:
+    """Allocate (in the entry block) the arena of every scope with planned buffers."""
+    for scope, (size, align) in arena_sizes(kernel).items():
         ctx.arenas[scope] = entry_alloca(ctx, ir.ArrayType(I8, size), f"arena.{scope}", align)
 
 

@@ -39,6 +39,11 @@ def _kernel_decls(k: dict) -> list[str]:
         lines.append(" * Workspaces (allocated zeroed by the C entry; if an allocation fails "
                      "the kernel does not run): "
                      + ", ".join(f"{w['name']} {w['dtype']}{_shape_text(w['shape'])}" for w in ws))
+    arenas = k.get("arenas", [])
+    if arenas:
+        lines.append(f" * Block-local memory: {sum(a['bytes'] for a in arenas)} bytes of stack "
+                     f"per call (" + ", ".join(f"{a['scope']} {a['bytes']}" for a in arenas)
+                     + "); run it on a thread whose stack has room.")
     lines.append(" * `args` slots: parameters, then symbolic sizes, then workspaces. */")
     lines.append(f"void {name}({', '.join(args) or 'void'});")
     lines.append(f"void {name}__blocks(const int64_t *args, int64_t begin, int64_t end);")

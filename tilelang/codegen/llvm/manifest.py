@@ -12,6 +12,7 @@ from ...ir.nodes import (Atomic, Binary, Buffer, Call, Cast, Const, Let, Load, M
                          Store, Unary, Var)
 from ...ir.visitor import walk
 from .abi import split_body, workspaces
+from .arena import arena_sizes
 from .target import TargetSpec
 
 FORMAT = 1
@@ -103,6 +104,9 @@ def kernel_entry(func: PrimFunc) -> dict:
         "lets": lets,
         "grid": grid,
         "threads": kernel.threads,
+        # block-local memory: stack of each `__blocks` / C-entry call (memory_reuse's arenas)
+        "arenas": [{"scope": scope, "bytes": size, "align": align}
+                   for scope, (size, align) in arena_sizes(kernel).items()],
     }
 
 
