@@ -33,7 +33,7 @@ test-slow: $(STAMP)
 
 bench: $(STAMP)
 	@set -e; for b in benchmarks/*.py; do \
-	  case $$b in benchmarks/common.py) continue;; esac; \
+	  case $$b in benchmarks/common.py|benchmarks/*_child.py) continue;; esac; \
 	  echo "== $$b"; $(VPY) $$b; done
 
 clean:
