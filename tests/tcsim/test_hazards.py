@@ -150,3 +150,21 @@ def test_expected_bytes_hold_a_phase_until_every_load_arrived():
                     params=["G tensor float32 [32, 16]", "O tensor float32 [16, 16]"],
                     bufs=["A SMEM float32 [16, 16]", "B SMEM float32 [16, 16]",
                           "C RF float32 [16, 16]"], sems=["s 1", "t 1"]), g, o)
+
+
+def test_fence_orders_without_semaphores():
+    text = """
+        DMA.LD X, G[0] box=64
+        FENCE
+        VEC.MUL X, X, 3.0 shape=64
+        FENCE
+        DMA.ST O[0], X box=64
+        HALT"""
+    kw = dict(params=["G tensor float32 [64]", "O tensor float32 [64]"],
+              bufs=["X RF float32 [64]"])
+    g = np.arange(64, dtype=np.float32)
+    o = np.zeros(64, np.float32)
+    run(program(text, **kw), g, o)
+    np.testing.assert_array_equal(o, 3 * g)
+    with pytest.raises(RaceError):                       # drop the first FENCE
+        run(program(text.replace("FENCE", "", 1), **kw), g, o)

@@ -1,8 +1,10 @@
 """The race detector: every access to an on-chip buffer stage must be ordered after the
 last conflicting access by another engine.
 
-Ordering comes only from semaphores (engines of one core run their own queues in
-order). A unit "has seen" phase p of semaphore S once it passed a wait `S@q` with q >= p;
+Ordering comes from semaphores (engines of one core run their own queues in order) and
+from FENCE (the scalar unit waits until every engine drained, so whatever completed
+before it is ordered before every instruction dispatched after it). A unit "has seen"
+phase p of semaphore S once it passed a wait `S@q` with q >= p;
 an access by another engine that signalled S in phase p is then ordered before it. A
 conflicting access (read after write, write after read or write) that is still in flight,
 or was never signalled, or whose phase the accessing engine has not seen, is a race:
@@ -12,11 +14,12 @@ from __future__ import annotations
 
 
 class Rec:
-    __slots__ = ("engine", "done", "sem", "phase", "what")
+    __slots__ = ("engine", "done", "done_at", "sem", "phase", "what")
 
     def __init__(self, engine, what):
         self.engine = engine
         self.done = False
+        self.done_at = 0.0
         self.sem = None
         self.phase = -1
         self.what = what
@@ -26,9 +29,11 @@ class Hazards:
     def __init__(self):
         self.races: list[str] = []
 
-    def _conflict(self, rec: Rec, eng) -> bool:
+    def _conflict(self, rec: Rec, eng, fence: float) -> bool:
         if rec is None or rec.engine is eng:
             return False
+        if rec.done and rec.done_at <= fence:
+            return False                            # a FENCE came between them
         if not rec.done or rec.sem is None:
             return True
         return eng.seen.get(rec.sem, 0) <= rec.phase
@@ -47,16 +52,16 @@ class Hazards:
         recs = []
         for ts, stage in _slots(d.reads, d, op):
             w = state.get((ts.buf, stage, "w"))
-            if self._conflict(w, eng):
+            if self._conflict(w, eng, op.fence):
                 self._report(core, now, f"{what} on {eng.name} reads {ts.buf}[{stage}] "
                                         f"written by {w.what} on {w.engine.name}", w)
         for ts, stage in _slots(d.writes, d, op):
             w = state.get((ts.buf, stage, "w"))
-            if self._conflict(w, eng):
+            if self._conflict(w, eng, op.fence):
                 self._report(core, now, f"{what} on {eng.name} overwrites {ts.buf}[{stage}] "
                                         f"written by {w.what} on {w.engine.name}", w)
             for r in state.get((ts.buf, stage, "r"), {}).values():
-                if self._conflict(r, eng):
+                if self._conflict(r, eng, op.fence):
                     self._report(core, now, f"{what} on {eng.name} overwrites "
                                             f"{ts.buf}[{stage}] still read by {r.what} on "
                                             f"{r.engine.name}", r)
@@ -71,9 +76,10 @@ class Hazards:
             recs.append(rec)
         op.recs = recs
 
-    def on_done(self, op, sem, phase: int) -> None:
+    def on_done(self, op, sem, phase: int, now: float) -> None:
         for rec in op.recs:
             rec.done = True
+            rec.done_at = now
             rec.sem = sem
             rec.phase = phase
 

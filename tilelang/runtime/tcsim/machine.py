@@ -37,7 +37,7 @@ class Sem:
 class Op:
     """An engine instruction in flight, its register operands resolved at dispatch."""
     __slots__ = ("di", "ready", "stages", "starts", "waits", "signal", "vals", "eng",
-                 "core", "nbytes", "moved", "start", "data_start", "recs")
+                 "core", "nbytes", "moved", "start", "data_start", "recs", "fence")
 
 
 class Engine:
@@ -69,7 +69,8 @@ class Core:
     block per core (the default) a slot is simply the core."""
     __slots__ = ("sim", "id", "slot", "label", "code", "regs", "pc", "t", "loops",
                  "engines", "queues", "inflight", "sems", "bufs", "bufs_state", "block",
-                 "blocked", "blocked_since", "seen", "stall", "done", "block_start")
+                 "blocked", "blocked_since", "seen", "stall", "done", "block_start",
+                 "last_fence")
 
     def __init__(self, sim, cid: int, slot: int, engines: list, multi: bool):
         self.sim = sim
@@ -100,6 +101,7 @@ class Core:
         self.loops = []
         self.sems = {name: [Sem(name) for _ in range(n)] for name, n in sim.program.sems}
         self.seen = {}
+        self.last_fence = -1.0                  # when the scalar unit last passed a FENCE
         self.bufs = sim.new_buffers() if sim.functional else None
         self.bufs_state = {}
         sim.push(t, STEP, self)
@@ -219,6 +221,8 @@ class Core:
                     sim.instructions += 1
                     sim.block_done(self, t)
                     return
+                elif k == K_FENCE:
+                    self.last_fence = now
                 pc += 1
             sim.instructions += 1
             t += c

@@ -168,6 +168,7 @@ class Simulator:
         op.nbytes = 0
         op.recs = ()
         op.core = core
+        op.fence = core.last_fence
         queue = core.queues[d.engine]
         was_empty = not queue
         queue.append(op)
@@ -316,7 +317,7 @@ class Simulator:
         core.inflight -= 1
         sem = op.signal
         if self.hazards is not None:
-            self.hazards.on_done(op, sem, sem.phase if sem is not None else -1)
+            self.hazards.on_done(op, sem, sem.phase if sem is not None else -1, now)
         if self.trace is not None:
             self.trace.append((core.id, eng.name, d.op, op.start, now))
         if sem is not None:
