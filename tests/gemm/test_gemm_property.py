@@ -53,13 +53,17 @@ def test_library_gemm_matches_numpy(m, n, k, ta, tb, block, precision, seed):
 
 
 @settings(max_examples=15, deadline=None)
-@given(m=DIM, n=DIM, k=DIM, in_dtype=st.sampled_from(["float32", "float16"]),
+@given(m=DIM, n=DIM, k=DIM,
+       in_dtype=st.sampled_from(["float32", "float16", "bfloat16", "float64"]),
        seed=st.integers(0, 99))
 def test_example_gemm_matches_numpy(m, n, k, in_dtype, seed):
-    kern = tilelang.compile(str(ROOT / "examples" / "gemm.tl"), defines={"in_dtype": in_dtype})
+    from tilelang.dtypes import numpy_dtype
+    acc = "float64" if in_dtype == "float64" else "float32"
+    kern = tilelang.compile(str(ROOT / "examples" / "gemm.tl"), defines={
+        "in_dtype": in_dtype, "out_dtype": acc, "accum_dtype": acc})
     a, b = _inputs(m, n, k, False, False, seed)
-    a, b = a.astype(in_dtype), b.astype(in_dtype)
-    c = np.zeros((m, n), np.float32)
+    a, b = a.astype(numpy_dtype(in_dtype)), b.astype(numpy_dtype(in_dtype))
+    c = np.zeros((m, n), acc)
     kern(a, b, c)
     want = a.astype(np.float64) @ b.astype(np.float64)
     assert _rel_err(c, want) < 1e-5 * max(1, k) ** 0.5 + 1e-5
