@@ -51,6 +51,8 @@ class Slot:
 
 @dataclass(frozen=True)
 class Arena:
+    """The buffers of one memory and their slots. `scope` names the memory: a buffer
+    scope, or a target's own name for it (`plan_kernel(memory=...)`)."""
     scope: str
     slots: tuple[Slot, ...]
     align: int
