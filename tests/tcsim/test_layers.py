@@ -114,3 +114,12 @@ def test_inconsistent_symbol_is_tl0807():
                 symbols=["N r3"])
     with pytest.raises(LaunchError, match="N is 4 from an earlier argument"):
         run(p, np.zeros(4, np.float32), np.zeros(5, np.float32))
+
+
+def test_run_uses_the_artifacts_config_unless_told():
+    art = artifact("vector_add", config="h100_like")
+    n = 1 << 16
+    args = [((n,), "float32")] * 3
+    assert run(art, *args, mode="timing").config == "h100_like"
+    assert run(art, *args, mode="timing", config="h200_like").config == "h200_like"
+    assert run(art.program, *args, mode="timing").config == "tiny"

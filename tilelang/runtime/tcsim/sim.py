@@ -359,9 +359,10 @@ def _preload(program, env) -> list[tuple[int, object]]:
     return out
 
 
-def run(program, *args, config="tiny", mode="functional", trace=None, check_races=None,
+def run(program, *args, config=None, mode="functional", trace=None, check_races=None,
         max_events=None, **kwargs):
-    """Run `program` (a Program or Artifact) on machine `config`.
+    """Run `program` (a Program or Artifact) on machine `config` (a name or a
+    MachineConfig; default: the artifact's own config, `tiny` for a bare Program).
 
     mode="functional": arrays are numpy arrays, outputs written in place, numerics and
     timing both simulated; mode="timing": arrays may be numpy arrays or (shape, dtype)
@@ -369,9 +370,9 @@ def run(program, *args, config="tiny", mode="functional", trace=None, check_race
     Returns a Report."""
     from .artifact import Artifact, check_fits
     if isinstance(program, Artifact):
-        config = program.config_name if config == "tiny" else config
+        config = program.config_name if config is None else config
         program = program.program
-    cfg = get_config(config)
+    cfg = get_config("tiny" if config is None else config)
     check_fits(program, cfg)
     functional = mode == "functional"
     if mode not in ("functional", "timing"):
