@@ -5,7 +5,7 @@ from __future__ import annotations
 from ...ir.nodes import (Alloc, Const, Copy, Fill, For, Gemm, If, Let, Reduce, Seq, Store,
                          TileAtomic, Atomic)
 from ...runtime.tcsim.isa import Glob, Imm, Reg, Tile
-from .scalar import ScalarLowering, const_value, unsupported
+from .scalar import ScalarLowering, unsupported
 
 SCOPES = ("shared", "fragment", "local")
 
@@ -277,4 +277,4 @@ def _k_slice(view, shape, kdim: int, k0: int, kc: int):
     return name, tuple(base)
 
 
-__all__ = ["StmtLowering", "const_value"]
+__all__ = ["StmtLowering"]

@@ -11,10 +11,8 @@ from __future__ import annotations
 
 from ...ir.nodes import Binary, Call, Cast, Const, For, Let, Load, Select, Seq, Store, Unary, Var
 from ...ir.visitor import walk
-from ...runtime.tcsim.isa import Imm, Reg, Tile
+from ...runtime.tcsim.isa import Glob, Tile
 from .scalar import BIN, CALLS, unsupported
-
-_UNARY_CALLS = dict(CALLS)
 
 
 def _nest(s: For):
@@ -40,7 +38,6 @@ class VecLowering:
         self.busy: list = []
         self.lets: dict = {}        # let var -> operand
         self.staged: set = set()    # buffers copied where the vector unit reaches them
-        self.temps = 0
 
     def depends(self, e) -> bool:
         """Whether `e` varies over the domain (T.alloc_var scalars do not)."""
@@ -147,21 +144,21 @@ class VecLowering:
     def _global_load(self, e: Load):
         """Stage the box of a global tensor the nest reads (`bias[bx * 128 + j]`) on
         chip with one DMA (zero fill outside the tensor, as the CPU's guarded loads)."""
-        from ...ir.nodes import Const as C
         starts, box, shape, dims = [], [], [], []
         for ix in e.indices:
             base, var = self._split_index(ix)
             starts.append(self.st.scalar.operand(base if base is not None
-                                                 else C(0, "int32")))
+                                                 else Const(0, "int32")))
             if var is None:
                 box.append(1)
             else:
                 box.append(self.shape[self.dom[var]])
                 shape.append(box[-1])
                 dims.append(self.dom[var])
+        if len(set(dims)) != len(dims):
+            raise unsupported(e, "a T.Parallel loop variable indexing two dims of one load")
         name = f"__g{len(self.em.buffers)}"
         self.em.declare(name, self.st.plan.fragment, e.buffer.dtype, shape or [1])
-        from ...runtime.tcsim.isa import Glob
         g = Glob(e.buffer.name, tuple(starts))
         self.em.engine_op("DMA_IN", "DMA.LD", (self.em.tile(name), g),
                           reads=(e.buffer.name,), writes=(name,), box=tuple(box))
@@ -185,8 +182,8 @@ class VecLowering:
             args = (dst, self.operand(e.cond), self.operand(e.true_value),
                     self.operand(e.false_value))
             return self._vec(dst_name, "VEC.SEL", args)
-        if isinstance(e, Call) and e.name in _UNARY_CALLS:
-            return self._vec(dst_name, "VEC." + _UNARY_CALLS[e.name],
+        if isinstance(e, Call) and e.name in CALLS:
+            return self._vec(dst_name, "VEC." + CALLS[e.name],
                              (dst, self.operand(e.args[0])))
         raise unsupported(e, f"`{type(e).__name__}` inside T.Parallel")
 

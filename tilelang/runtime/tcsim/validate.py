@@ -6,7 +6,7 @@ the loader can report all of them at once.
 from __future__ import annotations
 
 from .config import MachineConfig
-from .isa import Glob, Imm, Program, Reg, SemRef, Tile, Wait
+from .isa import Glob, Program, Reg, SemRef, Tile, Wait
 
 
 def _prod(xs) -> int:
