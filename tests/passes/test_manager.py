@@ -12,7 +12,8 @@ from tilelang.passes import Pass, PassManager, pipeline, list_passes, run_until
 
 from .irb import c, tensor, whole, kernel_func, module
 
-CPU_ORDER = ["simplify", "tiling", "layout", "lower_tile_ops", "predicate", "memory_reuse",
+CPU_ORDER = ["simplify", "tiling", "layout", "lower_tile_ops", "predicate", "versioning",
+             "memory_reuse",
              "vectorize", "simplify_lowered", "dce"]
 
 

@@ -30,6 +30,7 @@ from .predicate import predicate
 from .simplify import simplify
 from .tiling import tiling
 from .vectorize import vectorize
+from .versioning import versioning
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,8 @@ _CPU = (
          "turn T.copy / T.gemm / T.fill / T.reduce_* / tile atomics into loops"),
     Pass("predicate", predicate,
          "guard global accesses that may fall outside their tensor (ragged tiles)"),
+    Pass("versioning", versioning,
+         "a guard-free copy of each constant loop nest, taken when its tile is in bounds"),
     # before vectorize, which forgets which loops were pipelined (their stage buffers
     # stay live for the whole loop); the passes after it only drop buffers, never add
     Pass("memory_reuse", memory_reuse,
