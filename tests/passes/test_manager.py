@@ -34,9 +34,11 @@ def test_unknown_targets_are_user_errors():
     with pytest.raises(TileLangError) as info:
         pipeline("gpu")
     assert info.value.code == "TL0705"
-    with pytest.raises(TileLangError) as info:
-        pipeline("tcsim:h100_like")
-    assert info.value.code == "TL0704"
+
+
+def test_tcsim_pipeline_keeps_tile_ops_for_its_codegen():
+    for target in ("tcsim", "tcsim:h100_like", "tcsim:tiny"):
+        assert [p.name for p in pipeline(target)] == ["simplify", "memory_reuse"]
 
 
 def test_timings_cover_every_pass():

@@ -16,16 +16,17 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass
+from functools import partial
 from typing import Callable, Iterable
 
 from ..diagnostics import Diagnostic, InternalError, TileLangError
-from ..diagnostics.codes_driver import UNKNOWN_PASS, UNKNOWN_TARGET, TARGET_NOT_BUILT
+from ..diagnostics.codes_driver import UNKNOWN_PASS, UNKNOWN_TARGET
 from ..ir import Module
 from ..ir.verifier import verify
 from .dce import dce
 from .layout import layout
 from .lower_tile_ops import lower_tile_ops
-from .memory_reuse import memory_reuse
+from .memory_reuse import TCSIM_RULES, memory_reuse
 from .predicate import predicate
 from .simplify import simplify
 from .tiling import tiling
@@ -67,19 +68,25 @@ _CPU = (
     Pass("dce", dce, "remove unused lets, never-read buffers and empty statements"),
 )
 
-_PIPELINES = {"cpu": _CPU}
-_PLANNED = ("tcsim",)
+# tcsim's code generator lowers whole tile ops itself (tilelang/codegen/tcsim): it
+# takes the tile IR, with the arena plan of its on-chip buffers (128-byte slots,
+# pipeline stages as rings)
+_TCSIM = (
+    _CPU[0],                                    # simplify
+    Pass("memory_reuse", partial(memory_reuse, rules=TCSIM_RULES),
+         "place on-chip tiles with disjoint lifetimes in one arena per level "
+         "(128-byte slots, pipeline stages as rings)"),
+)
+
+_PIPELINES = {"cpu": _CPU, "tcsim": _TCSIM}
 
 
 def pipeline(target: str = "cpu") -> list[Pass]:
-    """The ordered passes of `target` ("cpu"; "tcsim[:CONFIG]" is not built yet)."""
+    """The ordered passes of `target` ("cpu" or "tcsim[:CONFIG]": one pipeline for
+    every machine config)."""
     base = target.split(":", 1)[0]
     if base in _PIPELINES:
         return list(_PIPELINES[base])
-    if base in _PLANNED:
-        raise TileLangError(Diagnostic(
-            TARGET_NOT_BUILT, f"target `{target}` has no pass pipeline yet",
-            help="use `--target cpu`"))
     raise TileLangError(Diagnostic(
         UNKNOWN_TARGET, f"unknown target `{target}`",
         help=f"known targets: {', '.join(_PIPELINES)}"))
