@@ -55,10 +55,15 @@ def _write_crash_report(exc: BaseException) -> str | None:
 
 def _launch_diagnostic(exc: Exception) -> Diagnostic | None:
     """The runtime reports bad arguments (`tilec run --arg`) as TypeError / ValueError
-    carrying a TL06xx code: a user error, not a crash."""
+    carrying a TL06xx code, and the tcsim simulator what it finds in a program (races,
+    deadlocks, a program that does not fit the machine) as RuntimeError / ValueError
+    carrying a TL08xx code: user errors, not crashes."""
     code = getattr(exc, "code", None)
-    if isinstance(exc, (TypeError, ValueError)) and isinstance(code, str) \
-            and code.startswith("TL06"):
+    if not isinstance(code, str):
+        return None
+    if isinstance(exc, (TypeError, ValueError)) and code.startswith("TL06"):
+        return Diagnostic(code, str(exc))
+    if isinstance(exc, (RuntimeError, ValueError)) and code.startswith("TL08"):
         return Diagnostic(code, str(exc))
     return None
 
@@ -131,7 +136,8 @@ def source_options(fn):
         click.option("-D", "defines", multiple=True, metavar="NAME=VALUE",
                      callback=_defines_callback, help="Override a module-level constant."),
         click.option("--target", default="cpu", show_default=True,
-                     help="cpu (tcsim[:CONFIG] is not built yet)."),
+                     help="cpu, or tcsim[:CONFIG] (simulated accelerator; CONFIG: "
+                          "h100_like (default), h200_like, ascend_like, tiny)."),
         click.option("--error-format", type=click.Choice(["human", "json"]), default="human",
                      show_default=True, help="How diagnostics are printed."),
     ]):
@@ -143,6 +149,11 @@ no_memory_reuse_option = click.option(
     "--no-memory-reuse", is_flag=True,
     help="Give every block-local buffer memory of its own (no memory_reuse pass; also "
          "TILELANG_DISABLE_MEMORY_REUSE=1).")
+
+
+raster_option = click.option(
+    "--raster", type=click.IntRange(0, None), default=0, show_default=True,
+    help="tcsim: launch blocks in panels of this many grid rows (L2 reuse); 0: row-major.")
 
 
 def _reuse(no_memory_reuse: bool):
@@ -178,8 +189,9 @@ def main():
 @main.command()
 @source_options
 @click.option("-o", "--output", default=None, help="Output file (text kinds: stdout if absent).")
-@click.option("--emit", type=click.Choice(KINDS), default="so",
-              show_default=True, help="What to write; `so` also writes OUT's `.h` header.")
+@click.option("--emit", type=click.Choice(KINDS), default=None,
+              help="What to write (default: so for cpu, tcsim for tcsim targets); `so` also "
+                   "writes OUT's `.h` header; tcasm / tcsim: tcsim assembly / artifact.")
 @click.option("-O", "opt", type=click.IntRange(0, 3), default=3, show_default=True,
               help="Optimisation level, -O0 .. -O3.")
 @click.option("--cpu", default=None, help="LLVM CPU name (AOT cross-target); default: host.")
@@ -192,14 +204,19 @@ def main():
 @click.option("--stats", is_flag=True,
               help="Print the time of every pass and stage, and the memory plan.")
 @no_memory_reuse_option
+@raster_option
 @guarded
 def compile(file, kernel, defines, target, error_format, output, emit, opt, cpu, features,
-            dump_after, dump_dir, verify_each, stats, no_memory_reuse):
-    """Compile FILE.tl to IR, LLVM IR, assembly, an object or a shared library."""
+            dump_after, dump_dir, verify_each, stats, no_memory_reuse, raster):
+    """Compile FILE.tl to IR, LLVM IR, assembly, an object or a shared library (cpu), or
+    to tcsim assembly or a tcsim artifact (tcsim[:CONFIG])."""
     from .driver import emit as emitter, parse
     options = _options(defines=defines, target=target, opt=opt, kernel=kernel, cpu=cpu,
                        features=features, dump_after=dump_after, dump_dir=dump_dir,
-                       verify_each=verify_each, memory_reuse=_reuse(no_memory_reuse))
+                       verify_each=verify_each, memory_reuse=_reuse(no_memory_reuse),
+                       raster=raster)
+    emit = emit or emitter.default_kind(options)
+    emitter.check_kind(options, emit)
     text, name = _read(file)
     start = time.perf_counter()
     module = parse(text, name, options)
@@ -243,26 +260,53 @@ def ir(file, kernel, defines, target, error_format, after, no_memory_reuse):
 @click.option("--arg", "scalar_args", multiple=True, metavar="NAME=VALUE",
               help="Values of scalar parameters (default 1).")
 @click.option("--repeat", type=click.IntRange(1, None), default=10, show_default=True,
-              help="Timed calls after one warm-up call.")
+              help="Timed calls after one warm-up call (cpu).")
 @click.option("--threads", type=click.IntRange(1, None), default=None,
-              help="Worker threads (default: TILELANG_NUM_THREADS, else all cores).")
+              help="Worker threads (cpu; default: TILELANG_NUM_THREADS, else all cores).")
 @click.option("-O", "opt", type=click.IntRange(0, 3), default=3, show_default=True)
+@click.option("--timing-only", is_flag=True,
+              help="tcsim: simulate cycles only, no numerics (fast on large shapes).")
+@click.option("--trace", default=None, metavar="OUT.json",
+              help="tcsim: write a Chrome trace (chrome://tracing, Perfetto) of the run.")
 @no_memory_reuse_option
+@raster_option
 @guarded
 def run(file, kernel, defines, target, error_format, shapes, scalar_args, repeat, threads, opt,
-        no_memory_reuse):
-    """Run a kernel of FILE.tl on random inputs; print its time, GB/s and GFLOP/s."""
+        timing_only, trace, no_memory_reuse, raster):
+    """Run a kernel of FILE.tl on random inputs; print its time, GB/s and GFLOP/s (cpu),
+    or simulate one launch and print the machine's report (tcsim[:CONFIG])."""
     from .driver import bench, build_module, parse
+    from .driver.options import is_tcsim
     from .driver.stages import only_kernel
     options = _options(defines=defines, target=target, opt=opt, kernel=kernel,
-                       memory_reuse=_reuse(no_memory_reuse))
+                       memory_reuse=_reuse(no_memory_reuse), raster=raster)
     text, name = _read(file)
     func = only_kernel(parse(text, name, options))
     sizes = bench.parse_assignments(shapes, "size")
     scalars = bench.parse_assignments(scalar_args, "argument")
+    if is_tcsim(options.target):
+        _simulate(func, options, sizes, scalars, timing_only, trace)
+        return
     library = build_module(_module_of(func), options, label=name)
     report = bench.run(library[func.name], func, sizes, scalars, repeat, num_threads=threads)
     click.echo("\n".join(report.lines()))
+
+
+def _simulate(func, options, sizes, scalars, timing_only: bool, trace) -> None:
+    """`tilec run --target tcsim:CONFIG`: one simulated launch and its report."""
+    from .driver.tcsim import simulate
+    mode = "timing" if timing_only else "functional"
+    try:
+        report = simulate(func, options, sizes, scalars, mode, trace)
+    except OSError as e:                # the trace file (nothing else is written)
+        from .diagnostics.codes_driver import CANNOT_WRITE
+        raise TileLangError(Diagnostic(
+            CANNOT_WRITE, f"cannot write `{trace}`: {e.strerror or e}")) from None
+    shown = ", ".join(f"{s.name}={sizes[s.name]}" for s in func.symbols)
+    click.echo(f"{func.name} ({shown or 'no symbolic sizes'}), {mode} simulation")
+    click.echo(report.summary())
+    if trace:
+        click.echo(f"  trace             {trace}")
 
 
 def _module_of(func):

@@ -21,7 +21,7 @@ __all__ = ["kernel", "jit", "compile", "KernelFunction", "JITFactory"]
 
 # Keywords of the decorators and `compile` that are compile options, not defines.
 _OPTION_NAMES = ("target", "opt", "cpu", "features", "verify_each", "dump_after", "dump_dir",
-                 "memory_reuse")
+                 "memory_reuse", "raster")
 
 
 def _split_options(kwargs: dict) -> tuple[dict, dict]:
@@ -128,6 +128,12 @@ class KernelFunction:
         return text_output(self.module(), self.options, "asm")
 
     @property
+    def last_report(self):
+        """tcsim targets: the simulator's Report of the last call (cycles, MMA
+        utilisation, bytes, stalls; `.summary()`); None before a call and on cpu."""
+        return getattr(self._runtime_kernel, "last_report", None)
+
+    @property
     def runtime_kernel(self):
         """The runtime's kernel object (signature, manifest), compiling if needed."""
         return self.compile()._runtime_kernel
@@ -204,7 +210,9 @@ def compile(source, kernel=None, out_idx=None, **kwargs):
     One kernel (or the one `kernel=` names) gives a callable `KernelFunction`; a `.tl`
     source with several kernels gives the runtime `Library` (`lib["row_sum"](...)`).
     `out_idx` becomes the kernels' default. Keywords: the compile options (target, opt,
-    cpu, features, verify_each, dump_after, dump_dir) and `defines={...}`."""
+    cpu, features, verify_each, dump_after, dump_dir, memory_reuse, raster) and
+    `defines={...}`. With `target="tcsim[:CONFIG]"` a call simulates the kernel on that
+    machine (outputs written in place; `.last_report` holds the simulator's report)."""
     options, unknown = _split_options(kwargs)
     defines = unknown.pop("defines", None)
     if unknown:

@@ -17,9 +17,9 @@ def assert_no_traceback(result):
 # ----------------------------------------------------------------------------- explain / passes
 
 def test_explain_known_code(cli):
-    result = cli("explain", "TL0704")
+    result = cli("explain", "TL0705")
     assert result.exit_code == 0
-    assert result.stdout.startswith("TL0704: target not built yet")
+    assert result.stdout.startswith("TL0705: unknown target")
 
 
 def test_explain_accepts_code_without_prefix(cli):
@@ -57,10 +57,11 @@ def test_missing_file_is_user_error(cli, tmp_path):
     assert_no_traceback(result)
 
 
-def test_tcsim_target_not_built(cli, kernel_file):
-    result = cli("compile", kernel_file("vadd"), "--target", "tcsim:h100_like")
+def test_tcsim_unknown_config(cli, kernel_file):
+    result = cli("compile", kernel_file("vadd"), "--target", "tcsim:h100")
     assert result.exit_code == 1
-    assert "error[TL0704]" in result.stderr and "not built yet" in result.stderr
+    assert "error[TL0805]" in result.stderr and "h100_like" in result.stderr
+    assert_no_traceback(result)
 
 
 def test_unknown_target(cli, kernel_file):

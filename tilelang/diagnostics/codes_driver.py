@@ -18,13 +18,15 @@ message lists the kernels the file does define.
 """)
 
 TARGET_NOT_BUILT = register("TL0704", "target not built yet", """
-The `tcsim` target (the simulated tensor-core accelerator) is part of the design but has
-not been built in this version of the compiler. Use `--target cpu`.
+No longer raised: every target of the design is built. Earlier versions of the compiler
+gave it for `--target tcsim[:CONFIG]`, which now compiles for the simulated tensor-core
+accelerator (an unknown machine config is TL0805).
 """)
 
 UNKNOWN_TARGET = register("TL0705", "unknown target", """
 `--target` takes `cpu` (native code through LLVM) or `tcsim[:CONFIG]` (the simulated
-accelerator, when built).
+tensor-core accelerator; CONFIG is h100_like, h200_like, ascend_like or tiny, and
+`tcsim` alone means h100_like).
 """)
 
 BAD_DEFINE = register("TL0706", "bad compile-time constant", """
@@ -61,4 +63,11 @@ BAD_ARG = register("TL0711", "bad argument for tilec run", """
 CANNOT_WRITE = register("TL0712", "cannot write the output file", """
 The output path (`-o`) or the cache directory could not be written: check that its
 directory exists and is writable.
+""")
+
+WRONG_TARGET = register("TL0713", "not available for this target", """
+An output kind or option belongs to the other target: `--emit llvm|asm|obj|so` and
+`out_idx` are the cpu target's (native code); `--emit tcasm` (the tcsim assembly) and
+`--emit tcsim` (a tcsim artifact file) are the tcsim target's. A tcsim kernel is called
+with every output array given; its results are written in place.
 """)

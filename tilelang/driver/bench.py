@@ -62,9 +62,12 @@ def parse_assignments(text_items, what: str) -> dict:
     return out
 
 
-def make_arguments(func, sizes: dict, scalars: dict, seed: int = 0) -> list:
+def make_arguments(func, sizes: dict, scalars: dict, seed: int = 0,
+                   materialize: bool = True) -> list:
     """Random tensors (integer tensors are zeros: they are often indices, and a random
-    index could point outside a buffer) and the scalar values, in signature order."""
+    index could point outside a buffer) and the scalar values, in signature order.
+    `materialize=False` gives `(shape, dtype)` pairs instead of tensors (a timing-only
+    simulation of a large shape needs no data)."""
     import numpy as np
     missing = [s.name for s in func.symbols if s.name not in sizes]
     if missing:
@@ -78,7 +81,9 @@ def make_arguments(func, sizes: dict, scalars: dict, seed: int = 0) -> list:
     rng = np.random.default_rng(seed)
     args = []
     for p in func.params:
-        if isinstance(p, ir.Buffer):
+        if isinstance(p, ir.Buffer) and not materialize:
+            args.append((_shape(p, sizes), p.dtype))
+        elif isinstance(p, ir.Buffer):
             args.append(_random_tensor(rng, _shape(p, sizes), p.dtype))
         else:
             default = 1.0 if dtypes.is_float(p.dtype) else 1

@@ -5,19 +5,24 @@
 On a warm start of a `.tl` text the source index (keys.source_key -> artifact key) is hit
 first, so nothing is parsed and llvmlite is never imported. With the cache disabled
 (`TILELANG_DISABLE_CACHE=1`) every call compiles into a private temporary directory.
+A tcsim target compiles to simulated kernels instead (driver/tcsim.py, not cached).
 """
 from __future__ import annotations
 
 import os
 import time
 
-from . import keys, log, paths, stages, store
+from . import keys, log, paths, stages, store, tcsim
 from .host import resolve_target
+from .options import is_tcsim
 from .store import SO_NAME
 
 
 def build_source(text: str, filename: str, options, out_idx=None):
     """Compile `.tl` text (all kernels, or `options.kernel`) and load it."""
+    if is_tcsim(options.target):
+        return tcsim.load_library(stages.parse_text(text, filename, options), options,
+                                  out_idx)
     target = resolve_target(options)
     cache = None if paths.cache_disabled() else store.ArtifactStore(paths.cache_dir())
     skey = keys.source_key(text, options, target)
@@ -35,6 +40,8 @@ def build_module(module, options, *, target=None, source_key=None, label=None, c
                  out_idx=None):
     """Compile a parsed IR module and load it (the decorators start here). `out_idx`
     becomes the default of the loaded kernels (it does not change the artifact)."""
+    if is_tcsim(options.target):
+        return tcsim.load_library(module, options, out_idx)
     target = target or resolve_target(options)
     if cache is None and not paths.cache_disabled():
         cache = store.ArtifactStore(paths.cache_dir())

@@ -1,4 +1,5 @@
-"""The `tilec compile --emit` kinds: IR text, LLVM IR, assembly, object, shared library.
+"""The `tilec compile --emit` kinds: IR text, LLVM IR, assembly, object, shared library
+(cpu target); `.tcasm` text and artifact files (tcsim target).
 
 Each output is written to a temporary file beside its destination and renamed into place,
 so a compile that fails leaves no half-written artifact.
@@ -8,13 +9,39 @@ from __future__ import annotations
 import os
 import time
 
+from ..diagnostics import Diagnostic, TileLangError
+from ..diagnostics.codes_driver import WRONG_TARGET
 from . import paths, stages
 from .host import resolve_target
+from .options import is_tcsim
 
-TEXT_KINDS = ("ir", "llvm", "asm")
-BINARY_KINDS = ("obj", "so")
+TEXT_KINDS = ("ir", "llvm", "asm", "tcasm")
+BINARY_KINDS = ("obj", "so", "tcsim")
 KINDS = TEXT_KINDS + BINARY_KINDS
-SUFFIX = {"ir": ".tl", "llvm": ".ll", "asm": ".s", "obj": ".o", "so": ".so"}
+SUFFIX = {"ir": ".tl", "llvm": ".ll", "asm": ".s", "obj": ".o", "so": ".so",
+          "tcasm": ".tcasm", "tcsim": ".tcsim"}
+TCSIM_KINDS = ("ir", "tcasm", "tcsim")          # the others are native code
+
+
+def default_kind(options) -> str:
+    """What `tilec compile` writes without `--emit`: a loadable artifact."""
+    return "tcsim" if is_tcsim(options.target) else "so"
+
+
+def kinds_for(target: str) -> tuple[str, ...]:
+    """The `--emit` kinds a target can write (`ir` is every target's)."""
+    tcsim = is_tcsim(target)
+    return tuple(k for k in KINDS if k == "ir" or (k in TCSIM_KINDS) == tcsim)
+
+
+def check_kind(options, kind: str) -> None:
+    """A kind of the other target is a user error naming the target it needs."""
+    if kind not in kinds_for(options.target):
+        need = "cpu" if is_tcsim(options.target) else "tcsim[:CONFIG]"
+        raise TileLangError(Diagnostic(
+            WRONG_TARGET, f"`--emit {kind}` is not available for target `{options.target}`",
+            help=f"use `--target {need}`, or one of --emit "
+                 f"{', '.join(kinds_for(options.target))}"))
 
 
 def ir_text(module, options, after: str | None = None) -> str:
@@ -23,7 +50,11 @@ def ir_text(module, options, after: str | None = None) -> str:
 
 
 def text_output(module, options, kind: str, timings: list | None = None) -> str:
-    """The text of a text kind (ir, llvm, asm). `timings` collects (stage, seconds)."""
+    """The text of a text kind (ir, llvm, asm, tcasm). `timings` collects (stage, seconds)."""
+    check_kind(options, kind)
+    if kind == "tcasm":
+        from .tcsim import tcasm_text
+        return tcasm_text(module, options, timings)
     if kind == "ir":
         return stages.canonical_text(stages.lower(module, options, timings=timings))
     compiled = _codegen(module, options, timings)
@@ -36,6 +67,11 @@ def write_output(module, options, kind: str, out: str, timings: list | None = No
     if kind in TEXT_KINDS:
         text = text_output(module, options, kind, timings)
         paths.atomic_write(out, text.encode(), make_dirs=False)
+        return [out]
+    check_kind(options, kind)
+    if kind == "tcsim":
+        from .tcsim import artifact_bytes
+        paths.atomic_write(out, artifact_bytes(module, options, timings), make_dirs=False)
         return [out]
     compiled = _codegen(module, options, timings)
     if kind == "obj":

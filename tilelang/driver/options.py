@@ -9,7 +9,7 @@ import os
 from dataclasses import dataclass
 
 from ..diagnostics import Diagnostic, TileLangError
-from ..diagnostics.codes_driver import (BAD_DEFINE, TARGET_NOT_BUILT, UNKNOWN_TARGET)
+from ..diagnostics.codes_driver import BAD_DEFINE, UNKNOWN_TARGET
 
 DEFINE_TYPES = (bool, int, float, str)
 
@@ -27,6 +27,7 @@ class Options:
     dump_dir: str | None = None
     verify_each: bool = False
     memory_reuse: bool = True       # the memory_reuse pass (off: every buffer on its own)
+    raster: int = 0                 # tcsim: launch blocks in panels of this many grid rows
 
     def defines_dict(self) -> dict:
         return dict(self.defines)
@@ -34,11 +35,13 @@ class Options:
 
 def make_options(*, defines=None, target="cpu", opt=3, kernel=None, cpu=None, features=None,
                  dump_after=(), dump_dir=None, verify_each=False,
-                 memory_reuse=None) -> Options:
+                 memory_reuse=None, raster=0) -> Options:
     """`memory_reuse=None` follows TILELANG_DISABLE_MEMORY_REUSE (on unless it is 1)."""
     if target == "auto":            # TileLang's spelling for "the machine we are on"
         target = "cpu"
     check_target(target)
+    if not isinstance(raster, int) or raster < 0:
+        raise TileLangError(Diagnostic("TL0706", f"raster must be an int >= 0, not {raster!r}"))
     if opt not in (0, 1, 2, 3):
         raise TileLangError(Diagnostic("TL0706", f"optimisation level must be 0..3, not {opt!r}"))
     if isinstance(dump_after, str):
@@ -48,7 +51,7 @@ def make_options(*, defines=None, target="cpu", opt=3, kernel=None, cpu=None, fe
                    dump_dir=None if dump_dir is None else str(dump_dir),
                    verify_each=bool(verify_each),
                    memory_reuse=memory_reuse_default() if memory_reuse is None
-                   else bool(memory_reuse))
+                   else bool(memory_reuse), raster=raster)
 
 
 def memory_reuse_default() -> bool:
@@ -56,16 +59,23 @@ def memory_reuse_default() -> bool:
 
 
 def check_target(target: str) -> None:
-    """`cpu` is the only target built; `tcsim[:CONFIG]` is designed but not built yet."""
+    """`cpu`, or `tcsim[:CONFIG]` naming a known machine config (TL0805 otherwise)."""
     if target == "cpu":
         return
-    if target == "tcsim" or target.startswith("tcsim:"):
-        raise TileLangError(Diagnostic(
-            TARGET_NOT_BUILT, f"target `{target}` is not built yet",
-            help="use `--target cpu`; the tcsim simulator target is a later milestone"))
+    if is_tcsim(target):
+        # only a tcsim target pays for importing its config table
+        from ..codegen.tcsim.target import parse_target
+        parse_target(target)
+        return
     raise TileLangError(Diagnostic(
         UNKNOWN_TARGET, f"unknown target `{target}`",
-        notes=["known targets: cpu, tcsim[:CONFIG] (not built yet)"]))
+        notes=["known targets: cpu, tcsim[:CONFIG] (the simulated accelerator; "
+               "`tilec explain TL0805` lists the configs)"]))
+
+
+def is_tcsim(target: str) -> bool:
+    """The simulated accelerator: `tcsim` (its default config) or `tcsim:CONFIG`."""
+    return target == "tcsim" or target.startswith("tcsim:")
 
 
 def normalize_defines(defines) -> tuple[tuple[str, object], ...]:

@@ -5,14 +5,14 @@ Part of the runtime: imports nothing of the compiler. Names load on first use.
 """
 __all__ = ["run", "Report", "assemble", "disassemble", "encode", "decode", "Artifact",
            "load", "from_bytes", "MachineConfig", "get_config", "CONFIGS", "Program",
-           "RaceError", "DeadlockError", "SimError", "ArtifactError"]
+           "RaceError", "DeadlockError", "SimError", "ArtifactError", "SimKernel", "SimLibrary"]
 
 _HOME = {"run": "sim", "Report": "report", "assemble": "asm", "disassemble": "asm",
          "encode": "encoding", "decode": "encoding", "Artifact": "artifact",
          "load": "artifact", "from_bytes": "artifact", "ArtifactError": "artifact",
          "MachineConfig": "config", "get_config": "config", "CONFIGS": "config",
          "Program": "isa", "RaceError": "errors", "DeadlockError": "errors",
-         "SimError": "errors"}
+         "SimError": "errors", "SimKernel": "kernel", "SimLibrary": "kernel"}
 
 
 def __getattr__(name):
