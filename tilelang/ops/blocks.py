@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 
 from ..passes.cpu_target import host
+from ..runtime.launch import _CHUNKS_PER_THREAD
 
 _FLOAT_BITS = 32
 _BLOCKS_PER_THREAD = 3
@@ -45,13 +46,16 @@ def choose_blocks(m: int, n: int, k: int, tile_size=None, block=None,
         else:
             gn += 1
     threads = num_threads or os.cpu_count() or 1
-    for _ in range(threads):        # whole rounds of blocks: no thread idles at the end
-        if (gm * gn) % threads == 0 or gm * gn > 8 * threads:
-            break
-        if m / gm >= n / gn and gm < _count(m, mr):
-            gm += 1
-        elif gn < _count(n, lanes):
-            gn += 1
+    # The runtime hands each thread chunks of about n / (threads * CHUNKS) blocks: a
+    # block count that is a multiple of threads * CHUNKS gives every thread the same
+    # number of whole chunks (no thread idles at the end while another finishes two).
+    rounds = threads * _CHUNKS_PER_THREAD
+    if threads > 1 and (gm * gn) % rounds and gm * gn < 8 * rounds:
+        grids = [(gm + a, gn + b) for a in range(4) for b in range(4)
+                 if gm + a <= _count(m, mr) and gn + b <= _count(n, lanes)
+                 and ((gm + a) * (gn + b)) % rounds == 0]
+        if grids:
+            gm, gn = min(grids, key=lambda g: (g[0] * g[1], abs(g[0] - g[1])))
     return _round_up(_count(m, gm), mr), _round_up(_count(n, gn), lanes), bk
 
 
