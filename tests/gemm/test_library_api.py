@@ -49,3 +49,17 @@ def test_block_choice_wastes_little_and_feeds_every_thread(shape, threads):
     # padding past the edge is less than one register tile / vector / 8 per block
     assert gm * bm - m < gm * mr and gn * bn - n < gn * lanes and gk * bk - k < gk * 8
     assert gm * gn >= min(threads, -(-m // mr) * -(-n // lanes))
+
+
+def test_readme_library_block_runs_as_written():
+    import re
+    from pathlib import Path
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    block = next(b for b in re.findall(r"```python\n(.*?)```", readme, flags=re.S)
+                 if "tilelang.ops" in b)
+    scope: dict = {}
+    exec(compile(block, "README.md", "exec"), scope)
+    a, b = scope["a"].astype(np.float64), scope["b"].astype(np.float64)
+    np.testing.assert_allclose(scope["c"], a @ b, rtol=1e-4, atol=1e-3)
+    got, want = scope["c8"].astype(np.float64), a @ b
+    assert 1 - 2 * (got * want).sum() / (got * got + want * want).sum() < 1e-3
