@@ -58,7 +58,7 @@ def test_b_operand_is_packed_in_nr_wide_panels_by_its_copy():
         with T.Kernel(1, threads=1) as bx:
             B_s = T.alloc_shared((2, 4, 16), "float32")
             C_f = T.alloc_fragment((6, 20), "float32")
-            for q, kp, v in T.Parallel(1, 4, 16):
+            for kp, q, v in T.Parallel(4, 1, 16):
                 B_s[q, kp, v] = T.cast(B[kp, q * 16 + v], "float32")
             for kp_0, v_0 in T.Parallel(4, 4):
                 B_s[1, kp_0, v_0] = T.cast(B[kp_0, 16 + v_0], "float32")

@@ -212,9 +212,15 @@ def _panel_loops(op, plan, by_dst, names, q, count, width, k_ext):
     store = Store(plan.packed, (q, k, v), _cast(src, plan.buffer.dtype), span=op.span)
     # lanes innermost when the source is contiguous along the panel dim, else K
     src_contig_along_p = by_dst.get(plan.panel_dim) == op.src.buffer.ndim - 1
-    inner, outer = ((v, width), (k, k_ext)) if src_contig_along_p else ((k, k_ext), (v, width))
-    body = _loop(inner[0], inner[1], store, op.span)
-    body = _loop(outer[0], outer[1], body, op.span)
+    if src_contig_along_p:
+        # K outermost: each source row is read once, front to back, across all the
+        # panels (one stream), rather than re-visiting every row once per panel, whose
+        # rows a row stride of a power of two maps onto a few cache sets.
+        body = _loop(v, width, store, op.span)
+        if isinstance(q, Var):
+            body = _loop(q, count, body, op.span)
+        return _loop(k, k_ext, body, op.span)
+    body = _loop(v, width, _loop(k, k_ext, store, op.span), op.span)
     if isinstance(q, Var):
         body = _loop(q, count, body, op.span)
     return body
