@@ -1,8 +1,10 @@
 """Cache blocking for the library GEMM: BLOCK_M/N/K (BLIS's MC/NC/KC) from the target.
 
 BLOCK_K keeps one register-tile panel of B (BLOCK_K x NR floats) in half of L1 while the
-micro-kernel sweeps the rows of A; the A tile (BLOCK_M x BLOCK_K, half of L2) and the
-B tile (BLOCK_K x BLOCK_N) stay in L2 across a block. A tall BLOCK_M matters most: the
+micro-kernel sweeps the rows of A; the A tile (BLOCK_M x BLOCK_K) takes a third of L2, so
+that it stays there across the sweeps of a block while a column of the C fragment and
+the next B panel stream through L2 beside it (L2 is not a perfect LRU: an A tile of half
+of L2 was evicted between sweeps and ran ~30% slower; a third ran fastest). A tall BLOCK_M matters most: the
 B tile is copied (packed) once per block row, BLOCK_M rows of C per copy. Each size is then evened out over the
 blocks its dimension needs, so a ragged size wastes at most a register tile per block
 instead of most of a block (every block computes its whole tile, past-the-edge rows as
@@ -17,7 +19,7 @@ from ..runtime.launch import _CHUNKS_PER_THREAD
 
 _FLOAT_BITS = 32
 _BLOCKS_PER_THREAD = 3
-_MAX_BLOCK_M_TILES = 32     # BLOCK_M <= 32 register tiles
+_MAX_BLOCK_M_TILES = 48     # bounds the C fragment (BLOCK_M x BLOCK_N, on the stack)
 _MAX_BLOCK_N = 512
 
 
@@ -36,7 +38,7 @@ def choose_blocks(m: int, n: int, k: int, tile_size=None, block=None,
         if int(tile_size) < 1:
             raise ValueError(f"gemm: tile_size must be positive, got {tile_size}")
         return int(tile_size), int(tile_size), bk
-    bm_target = _clamp(target.l2 // 2 // (bk * 4) // mr * mr, mr, _MAX_BLOCK_M_TILES * mr)
+    bm_target = _clamp(target.l2 // 3 // (bk * 4) // mr * mr, mr, _MAX_BLOCK_M_TILES * mr)
     bn_target = _clamp(target.l2 // 2 // (bk * 4) // nr * nr, nr, _MAX_BLOCK_N)
     gm, gn = _count(m, bm_target), _count(n, bn_target)
     want = _BLOCKS_PER_THREAD * (num_threads or os.cpu_count() or 1)
