@@ -33,7 +33,11 @@ def choose_blocks(m: int, n: int, k: int, tile_size=None, block=None,
     target = host()
     mr, nr = target.register_tile(_FLOAT_BITS)
     lanes = target.lanes(_FLOAT_BITS)
-    bk = _even(k, _clamp(target.l1d // 2 // (nr * 4), 64, 512), 8)
+    # BLOCK_K need not be a multiple of anything (the micro-kernel's k loop takes any
+    # trip count, and B's panels stay aligned whatever their length), and every
+    # zero-padded k step past K is a whole wasted rank-1 update of the block: split K
+    # exactly (K = 1000 -> 8 x 125, not 8 x 128; 1025 -> 9 x 114, not 9 x 120).
+    bk = _even(k, _clamp(target.l1d // 2 // (nr * 4), 64, 512), 1)
     if tile_size is not None:
         if int(tile_size) < 1:
             raise ValueError(f"gemm: tile_size must be positive, got {tile_size}")
