@@ -183,7 +183,8 @@ def _packed_index(indices, plan: _Plan):
 
 def _packing_copy(op: Copy, plan: _Plan, names: NameSupply):
     """`T.copy(src, X)` as the loop nest that writes X's panels:
-    for q, k, v: X[q, k, v] = src[.. p = q * W + v, k ..], with a narrower last panel."""
+    for q, k, v: X[q, k, v] = src[.. p = q * W + v, k ..], with a narrower last panel
+    (k outermost when the source is contiguous along p, see _panel_loops)."""
     dst_axes, src_axes = _paired_axes(op, op.src, op.dst)
     by_dst = dict(zip(dst_axes, src_axes))
     p_ext = int(plan.buffer.shape[plan.panel_dim].value)
