@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 
 from ..passes.cpu_target import host
-from ..runtime.launch import _CHUNKS_PER_THREAD
+from ..runtime.launch import CHUNKS_PER_THREAD
 
 _FLOAT_BITS = 32
 _BLOCKS_PER_THREAD = 3
@@ -55,7 +55,7 @@ def choose_blocks(m: int, n: int, k: int, tile_size=None, block=None,
     # The runtime hands each thread chunks of about n / (threads * CHUNKS) blocks: a
     # block count that is a multiple of threads * CHUNKS gives every thread the same
     # number of whole chunks (no thread idles at the end while another finishes two).
-    rounds = threads * _CHUNKS_PER_THREAD
+    rounds = threads * CHUNKS_PER_THREAD
     if threads > 1 and (gm * gn) % rounds and gm * gn < 8 * rounds:
         grids = [(gm + a, gn + b) for a in range(4) for b in range(4)
                  if gm + a <= _count(m, mr) and gn + b <= _count(n, lanes)

@@ -15,7 +15,7 @@ import threading
 
 from .errors import LaunchTypeError, LaunchValueError, codes
 
-_CHUNKS_PER_THREAD = 4     # dynamic balance for uneven blocks without many hand-offs
+CHUNKS_PER_THREAD = 4     # dynamic balance for uneven blocks without many hand-offs
 
 
 def default_num_threads() -> int:
@@ -112,7 +112,7 @@ class ThreadPool:
     def run(self, fn, args, n: int, num_threads: int) -> None:
         """Run blocks 0..n-1 of `fn` on the caller plus `num_threads - 1` workers."""
         helpers = min(num_threads, n) - 1
-        chunk = max(1, -(-n // ((helpers + 1) * _CHUNKS_PER_THREAD)))
+        chunk = max(1, -(-n // ((helpers + 1) * CHUNKS_PER_THREAD)))
         job = _Job(fn, args, n, chunk)
         self._ensure(helpers)
         put = self._queue.put
