@@ -12,6 +12,7 @@ import os
 
 from .binding import BindingPlan, normalize_out_idx, slots_type
 from .errors import ArtifactError
+from .kernel_map import KernelMap
 from .launch import check_num_threads, launch
 from .manifest import KernelSpec, parse
 
@@ -98,7 +99,7 @@ class Kernel:
         return result
 
 
-class Library:
+class Library(KernelMap):
     """The kernels of one manifest, resolved to code addresses.
 
     Build with `load(path)` for a shared library, or `Library.from_cdll` /
@@ -140,35 +141,6 @@ class Library:
         if manifest is None:
             manifest = _read_manifest(resolve, "<in-memory library>")
         return cls(manifest, resolve, owner, None, out_idx, num_threads)
-
-    @property
-    def kernels(self) -> dict:
-        return dict(self._kernels)
-
-    def __getitem__(self, name: str) -> Kernel:
-        try:
-            return self._kernels[name]
-        except KeyError:
-            raise KeyError(f"no kernel {name!r} in {self.path or 'this library'}; it has "
-                           f"{sorted(self._kernels)}") from None
-
-    def __getattr__(self, name: str) -> Kernel:
-        if name.startswith("_"):
-            raise AttributeError(name)
-        kernels = self.__dict__.get("_kernels", {})
-        if name in kernels:
-            return kernels[name]
-        raise AttributeError(f"no kernel {name!r} in {self.path or 'this library'}; it has "
-                             f"{sorted(kernels)}")
-
-    def __contains__(self, name: str) -> bool:
-        return name in self._kernels
-
-    def __iter__(self):
-        return iter(self._kernels.values())
-
-    def __len__(self) -> int:
-        return len(self._kernels)
 
     def __repr__(self) -> str:
         return f"<tilelang.Library {self.path or '(in memory)'}: {', '.join(self._kernels)}>"

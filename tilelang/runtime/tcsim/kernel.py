@@ -9,6 +9,7 @@ results: evaluating a kernel on the machine is what the target is for.
 """
 from __future__ import annotations
 
+from ..kernel_map import KernelMap
 from .artifact import Artifact
 
 
@@ -36,33 +37,11 @@ class SimKernel:
         return f"<tcsim kernel {self.name} on {self.config}>"
 
 
-class SimLibrary:
+class SimLibrary(KernelMap):
     """The kernels of one compile, by name (the shape of the CPU runtime's Library)."""
 
     def __init__(self, kernels: dict):
         self._kernels = dict(kernels)
-
-    def __getitem__(self, name: str) -> SimKernel:
-        try:
-            return self._kernels[name]
-        except KeyError:
-            raise KeyError(f"no kernel {name!r}; this library has "
-                           f"{sorted(self._kernels)}") from None
-
-    def __getattr__(self, name: str) -> SimKernel:
-        kernels = self.__dict__.get("_kernels", {})
-        if name in kernels:
-            return kernels[name]
-        raise AttributeError(f"no kernel {name!r}; this library has {sorted(kernels)}")
-
-    def __contains__(self, name: str) -> bool:
-        return name in self._kernels
-
-    def __iter__(self):
-        return iter(self._kernels.values())
-
-    def __len__(self) -> int:
-        return len(self._kernels)
 
     def __repr__(self) -> str:
         return f"<tcsim library: {', '.join(self._kernels)}>"
