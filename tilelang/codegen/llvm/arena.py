@@ -12,12 +12,12 @@ from __future__ import annotations
 from math import prod
 
 from llvmlite import ir
-from llvmlite.ir.values import MDValue
 
 from ... import dtypes
 from ...ir.nodes import Alloc
 from ...ir.visitor import walk
 from .context import FuncContext, entry_alloca
+from .metadata import DistinctNode
 from .types import I8, I64
 
 
@@ -64,8 +64,8 @@ def mark_disjoint(ctx: FuncContext) -> None:
     if not ctx.arena_bases:
         return
     module = ctx.module
-    domain = _Distinct(module, [], name=str(len(module.metadata)))
-    scopes = {key: _Distinct(module, [domain], name=str(len(module.metadata)))
+    domain = DistinctNode(module, [], name=str(len(module.metadata)))
+    scopes = {key: DistinctNode(module, [domain], name=str(len(module.metadata)))
               for key in ctx.arena_bases}
     tags = {}
     for key, (scope, lo, hi) in ctx.arena_bases.items():
@@ -101,21 +101,6 @@ def _base_key(ptr, tags):
         if not isinstance(ptr, ir.GEPInstr):
             return None
         ptr = ptr.pointer
-
-
-class _Distinct(MDValue):
-    """A distinct, self-referencing metadata node (`!5 = distinct !{!5, ...}`), the form
-    alias domains and scopes take; llvmlite only makes uniqued nodes."""
-
-    def descr(self, buf):
-        ops = ", ".join([self.get_reference()] + [op.get_reference() for op in self.operands])
-        buf += (f"distinct !{{ {ops} }}", "\n")
-
-    def __eq__(self, other):
-        return self is other
-
-    def __hash__(self):
-        return id(self)
 
 
 def _bytes(buf) -> int:

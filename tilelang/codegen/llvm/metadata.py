@@ -1,7 +1,8 @@
 """Loop metadata (`!llvm.loop`): vectorise / unroll hints.
 
 LLVM wants a distinct, self-referencing node (`!5 = distinct !{!5, !6}`); llvmlite's
-`add_metadata` only makes uniqued nodes, so `_LoopID` prints itself that way.
+`add_metadata` only makes uniqued nodes, so `DistinctNode` prints itself that way (alias
+domains and scopes, `arena.py`, take the same form).
 """
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ from llvmlite import ir
 from llvmlite.ir.values import MDValue
 
 
-class _LoopID(MDValue):
+class DistinctNode(MDValue):
+    """A distinct, self-referencing metadata node (`!5 = distinct !{!5, ...}`)."""
+
     def descr(self, buf):
         ops = ", ".join([self.get_reference()] + [op.get_reference() for op in self.operands])
         buf += (f"distinct !{{ {ops} }}", "\n")
@@ -42,4 +45,4 @@ def loop_metadata(module: ir.Module, kind: str, extent_is_const: bool,
             hints.append(module.add_metadata(["llvm.loop.unroll.enable"]))
     if not hints:
         return None
-    return _LoopID(module, hints, name=str(len(module.metadata)))
+    return DistinctNode(module, hints, name=str(len(module.metadata)))
