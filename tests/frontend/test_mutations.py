@@ -13,34 +13,27 @@ SOURCES = [p.read_text() for p in sorted((Path(__file__).parent / "kernels").glo
 TOKEN = re.compile(r"\s+|\w+|\"[^\"\n]*\"|//|\*\*|[<>=!]=|.", re.S)
 
 
-def mutate_tokens(text, ops):
-    toks = TOKEN.findall(text)
+def apply_ops(items, ops):
+    """Drop, duplicate or swap elements of `items` (tokens or lines) in place."""
     for kind, a, b in ops:
-        if not toks:
+        if not items:
             break
-        a, b = a % len(toks), b % len(toks)
+        a, b = a % len(items), b % len(items)
         if kind == "drop":
-            del toks[a]
+            del items[a]
         elif kind == "dup":
-            toks.insert(a, toks[a])
+            items.insert(a, items[a])
         else:
-            toks[a], toks[b] = toks[b], toks[a]
-    return "".join(toks)
+            items[a], items[b] = items[b], items[a]
+    return "".join(items)
+
+
+def mutate_tokens(text, ops):
+    return apply_ops(TOKEN.findall(text), ops)
 
 
 def mutate_lines(text, ops):
-    lines = text.splitlines(keepends=True)
-    for kind, a, b in ops:
-        if not lines:
-            break
-        a, b = a % len(lines), b % len(lines)
-        if kind == "drop":
-            del lines[a]
-        elif kind == "dup":
-            lines.insert(a, lines[a])
-        else:
-            lines[a], lines[b] = lines[b], lines[a]
-    return "".join(lines)
+    return apply_ops(text.splitlines(keepends=True), ops)
 
 
 OPS = st.lists(st.tuples(st.sampled_from(["drop", "dup", "swap"]),
