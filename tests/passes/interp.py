@@ -113,6 +113,9 @@ class _Interp:
         arr[idx] = {"add": lambda: old + new, "max": lambda: max(old, new),
                     "min": lambda: min(old, new)}[s.op]()
 
+    def s_Prefetch(self, s):
+        pass        # a cache hint: no effect on values
+
     def s_For(self, s: For):
         lo = self.expr(s.min)
         for v in range(lo, lo + self.expr(s.extent)):

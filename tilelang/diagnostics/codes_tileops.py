@@ -78,3 +78,10 @@ the buffer's place in its scope's arena, as the `memory_reuse` pass prints it: b
 together, `align` a power of two and `offset` a non-negative multiple of `align`.
 They are normally written by the compiler, not by hand.
 """)
+BAD_PREFETCH = register("TL0319", "bad T.prefetch", """
+`T.prefetch(A[r0:r1, c0:c1], part=p, parts=n)` hints that a region of a global tensor
+will be read soon; only global tensors are prefetched (block-local buffers are already
+on chip). The region needs its extents (a whole tensor or slices); `parts` is a
+positive integer constant and `part` an integer expression: part p of n fetches the
+p-th of n equal runs of the region's rows.
+""")

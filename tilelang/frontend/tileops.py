@@ -7,7 +7,7 @@ from lark import Tree
 from .. import dtypes
 from ..diagnostics import codes_tileops as C3, codes_types as CT
 from ..ir.nodes import (Const, Buffer, Alloc, Copy, Gemm, Fill, Reduce, Atomic, TileAtomic,
-                        Region)
+                        Prefetch, Region)
 from .callargs import Sig, REQUIRED, bind
 from .errors import fail
 from .intrinsics import dtype_of
@@ -88,6 +88,26 @@ class TileOpMixin:
                        f"{buf.dtype}", e.span, e.dtype,
                        help=f'convert explicitly: T.cast(..., "{buf.dtype}")')
         return e
+
+    # ------------------------------------------------------------------ prefetch
+    def _op_prefetch(self, tree, span):
+        args = bind(Sig("T.prefetch", (("region", REQUIRED), ("part", 0), ("parts", 1))),
+                    tree, self.spans)
+        spec = region_arg(self, args["region"], "the region of T.prefetch")
+        if spec.buffer.scope != "global":
+            raise fail(C3.BAD_PREFETCH, f"T.prefetch of `{spec.name}`, a {spec.buffer.scope} "
+                       "buffer", spec.span, "not a global tensor",
+                       help="prefetch a region of a kernel argument or global workspace")
+        if spec.extents is None:
+            raise fail(C3.BAD_PREFETCH, f"T.prefetch cannot infer the size of `{spec.name}`",
+                       spec.span, "start corner", help="give the region with slices")
+        parts = self.const_arg(args["parts"], "parts")
+        if parts < 1:
+            raise fail(C3.BAD_PREFETCH, f"T.prefetch needs parts >= 1, got {parts}",
+                       self.spans.of(args["parts"]), "not positive")
+        part = args["part"]
+        part = Const(0, "int32", span=span) if part == 0 else self.eval_int(part, "part")
+        return Prefetch(spec.region(), part, parts, span=span)
 
     # ------------------------------------------------------------------ gemm
     def _op_gemm(self, tree, span):

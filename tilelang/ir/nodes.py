@@ -295,6 +295,19 @@ class TileAtomic(Stmt):
     span: Span = _span()
 
 
+@dataclass(frozen=True)
+class Prefetch(Stmt):
+    """T.prefetch(A[r0:r1, c0:c1], part=p, parts=n): a hint that the global region will be
+    read soon. The region's rows (all dims but the last) are cut into `parts` equal runs
+    and part `p` of them is fetched into the cache, so a pipelined loop can spread the
+    fetch of its next tiles over the iterations of its compute. No effect on values; an
+    address past the tensor's end is harmless (a prefetch never faults)."""
+    region: Region
+    part: Expr
+    parts: int = 1
+    span: Span = _span()
+
+
 # ----------------------------------------------------------------------------- functions
 
 @dataclass(frozen=True)
@@ -332,4 +345,4 @@ class Module(Node):
         raise KeyError(name)
 
 
-__all__ = ["Span", "Node", "Expr", "Const", "Var", "Binary", "Unary", "Call", "Cast", "Select", "Buffer", "Load", "Stmt", "Seq", "Let", "Alloc", "Store", "Atomic", "For", "If", "Region", "Copy", "Gemm", "Fill", "Reduce", "TileAtomic", "Kernel", "PrimFunc", "Module", "NO_SPAN", "BINARY_OPS", "COMPARISONS", "INTRINSICS", "SCOPES", "ATOMIC_OPS", "LOOP_KINDS", "REDUCE_KINDS"]
+__all__ = ["Span", "Node", "Expr", "Const", "Var", "Binary", "Unary", "Call", "Cast", "Select", "Buffer", "Load", "Stmt", "Seq", "Let", "Alloc", "Store", "Atomic", "For", "If", "Region", "Copy", "Gemm", "Fill", "Reduce", "TileAtomic", "Prefetch", "Kernel", "PrimFunc", "Module", "NO_SPAN", "BINARY_OPS", "COMPARISONS", "INTRINSICS", "SCOPES", "ATOMIC_OPS", "LOOP_KINDS", "REDUCE_KINDS"]

@@ -25,7 +25,7 @@ import math
 from .. import dtypes
 from .nodes import (Node, Expr, Const, Var, Binary, Unary, Call, Cast, Select, Buffer, Load,
                     Stmt, Seq, Let, Alloc, Store, Atomic, For, If, Region, Copy, Gemm, Fill,
-                    Reduce, TileAtomic, Kernel, PrimFunc, Module, COMPARISONS)
+                    Prefetch, Reduce, TileAtomic, Kernel, PrimFunc, Module, COMPARISONS)
 
 _PREC = {"or": 1, "and": 2, "+": 6, "-": 6, "*": 7, "/": 7, "//": 7, "%": 7}
 _CMP, _NOT, _UNARY, _ATOM = 4, 3, 8, 9
@@ -155,6 +155,9 @@ def _simple(s: Stmt) -> str:
     if isinstance(s, Reduce):
         clear = "" if s.clear else ", clear=False"
         return f"T.reduce_{s.kind}({s.src.name}, {s.dst.name}, dim={s.dim}{clear})"
+    if isinstance(s, Prefetch):
+        split = "" if s.parts == 1 else f", part={_expr(s.part)[0]}, parts={s.parts}"
+        return f"T.prefetch({_region(s.region)}{split})"
     if isinstance(s, TileAtomic):
         src, dst = _region_pair(s.src, s.dst)
         return f"T.atomic_{s.op}({dst}, {src})"

@@ -11,7 +11,7 @@ from .. import dtypes
 from ..diagnostics import InternalError
 from .nodes import (Node, Expr, Const, Var, Binary, Unary, Call, Cast, Select, Buffer, Load,
                     Stmt, Seq, Let, Alloc, Store, Atomic, For, If, Region, Copy, Gemm, Fill,
-                    Reduce, TileAtomic, Kernel, PrimFunc, Module, NO_SPAN, BINARY_OPS,
+                    Reduce, TileAtomic, Prefetch, Kernel, PrimFunc, Module, NO_SPAN, BINARY_OPS,
                     COMPARISONS, INTRINSICS, SCOPES, ATOMIC_OPS, LOOP_KINDS, REDUCE_KINDS)
 
 _LOGICAL = ("and", "or")
@@ -265,6 +265,18 @@ class _FuncVerifier:
             _fail(s, f"unknown atomic op {s.op!r}")
         self.region(scope, s.dst, s)
         self.region(scope, s.src, s)
+
+    def stmt_Prefetch(self, scope: _Scope, s: Prefetch) -> None:
+        self.tile_op(s)
+        self.region(scope, s.region, s)
+        if s.region.buffer.scope != "global":
+            _fail(s, f"prefetch of {s.region.buffer.name!r}, a {s.region.buffer.scope} "
+                     f"buffer (only global tensors are prefetched)")
+        self.expr(scope, s.part)
+        if not dtypes.is_int(s.part.dtype):
+            _fail(s, "prefetch part is not an integer")
+        if not isinstance(s.parts, int) or isinstance(s.parts, bool) or s.parts < 1:
+            _fail(s, f"prefetch parts is {s.parts!r}, expected a positive int")
 
     def stmt_Reduce(self, scope: _Scope, s: Reduce) -> None:
         self.tile_op(s)

@@ -10,7 +10,8 @@ EXPR_FUNCS = ("exp", "exp2", "log", "log2", "sqrt", "rsqrt", "tanh", "sigmoid", 
               "cast")
 # T.<name>(...) as statements
 TILE_OPS = ("copy", "gemm", "fill", "clear", "reduce_sum", "reduce_max", "reduce_min",
-            "reduce_abssum", "reduce_absmax", "atomic_add", "atomic_max", "atomic_min")
+            "reduce_abssum", "reduce_absmax", "atomic_add", "atomic_max", "atomic_min",
+            "prefetch")
 ALLOCS = ("alloc_shared", "alloc_fragment", "alloc_local", "alloc_var", "alloc_global")
 # for v in T.<name>(...)
 LOOP_ITERS = ("Parallel", "parallel", "Pipelined", "serial", "unroll", "vectorized")

@@ -313,9 +313,10 @@ class ExprEmitter:
             raise internal("index wider than 64 bits")
         return b.zext(v, I64) if is_unsigned(e.dtype) else b.sext(v, I64)
 
-    def address(self, buf: Buffer, indices) -> tuple[ir.Value, int]:
+    def address(self, buf: Buffer, indices, inbounds: bool = True) -> tuple[ir.Value, int]:
         """Pointer to buf[indices] (row-major, int64 linear index, GEP from the base) and
-        the alignment that can be claimed for it."""
+        the alignment that can be claimed for it. `inbounds=False` for an address that
+        may lie outside the buffer (a prefetch's), which an inbounds GEP makes poison."""
         slot = self.ctx.buffers.get(buf.name)
         if slot is None:
             raise internal(f"buffer {buf.name!r} used before it is allocated")
@@ -330,7 +331,7 @@ class ExprEmitter:
                                                          i, flags=("nsw",))
         if linear is None:
             return slot.base, slot.align
-        ptr = self.b.gep(slot.base, [linear], inbounds=True, source_etype=elem)
+        ptr = self.b.gep(slot.base, [linear], inbounds=inbounds, source_etype=elem)
         return ptr, min(slot.align, dtypes.nbytes(buf.dtype))
 
     def _Load(self, e: Load) -> ir.Value:

@@ -30,6 +30,7 @@ from llvmlite import ir
 from ... import dtypes
 from ...ir.nodes import Binary, Cast, Const, For, Load, Store, Var
 from ...ir.visitor import walk
+from . import prefetch
 from .convert import intrinsic
 from .metadata import loop_metadata
 from .types import I64, compute_type, storage_type
@@ -215,16 +216,10 @@ class _Emitter:
             b.store(b.fadd(c, out), p, align=al)
 
     def prefetch(self, ptrs) -> None:
-        """llvm.prefetch(ptr, write, L1 locality, data) of every cache line in `ptrs`."""
-        b, i32 = self.b, ir.IntType(32)
-        fn = intrinsic(b.module, "llvm.prefetch.p0", ir.VoidType(),
-                       [ir.PointerType(), i32, i32, i32])
-        line = 64 // dtypes.nbytes(self.dtype)
+        """Prefetch every cache line of the C rows at `ptrs` into L1, for writing."""
+        row_bytes = self.t.nr * dtypes.nbytes(self.dtype)
         for p in ptrs:
-            for off in range(0, self.t.nr, line):
-                q = p if off == 0 else b.gep(p, [ir.Constant(I64, off)], inbounds=True,
-                                             source_etype=self.scalar)
-                b.call(fn, [q, ir.Constant(i32, 1), ir.Constant(i32, 3), ir.Constant(i32, 1)])
+            prefetch.lines(self.b, p, range(0, row_bytes, 64), write=True, locality=3)
 
     def step(self, accs):
         """One k iteration: the B row once, then one broadcast and FMA per C row."""

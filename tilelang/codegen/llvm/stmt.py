@@ -13,8 +13,9 @@ from llvmlite import ir
 
 from ... import dtypes
 from ...diagnostics import codes_codegen as codes
-from ...ir.nodes import Alloc, Atomic, Binary, Const, For, If, Let, Load, Seq, Store
-from . import arena, convert, microkernel
+from ...ir.nodes import (Alloc, Atomic, Binary, Const, For, If, Let, Load, Prefetch, Seq,
+                         Store)
+from . import arena, convert, microkernel, prefetch
 from .context import BufferSlot, entry_alloca, user_error
 from .expr import ExprEmitter
 from .metadata import loop_metadata
@@ -148,6 +149,9 @@ class StmtEmitter(ExprEmitter):
             self.stmt(s.else_body)
             b.branch(end_bb)
         b.position_at_end(end_bb)
+
+    def _s_Prefetch(self, s: Prefetch) -> None:
+        prefetch.emit(self, s)
 
     def _s_For(self, s: For) -> None:
         if microkernel.try_emit(self, s):      # the register-tile form of passes/tiling.py

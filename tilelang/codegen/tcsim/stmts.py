@@ -2,8 +2,8 @@
 to LOOP / ENDLOOP, ifs to IF / ELSE / ENDIF, lets to scalar registers."""
 from __future__ import annotations
 
-from ...ir.nodes import (Alloc, Const, Copy, Fill, For, Gemm, If, Let, Reduce, Seq, Store,
-                         TileAtomic, Atomic)
+from ...ir.nodes import (Alloc, Const, Copy, Fill, For, Gemm, If, Let, Prefetch, Reduce, Seq,
+                         Store, TileAtomic, Atomic)
 from ...runtime.tcsim.isa import Glob, Imm, Reg, Tile
 from .scalar import ScalarLowering, unsupported
 
@@ -43,6 +43,8 @@ class StmtLowering:
             self.reduce(s)
         elif isinstance(s, TileAtomic):
             self.atomic(s)
+        elif isinstance(s, Prefetch):
+            pass        # a cache hint: tcsim's DMA engines load tiles explicitly
         elif isinstance(s, For):
             self.loop(s)
         elif isinstance(s, If):
