@@ -2,8 +2,9 @@
 tilelang thread counts were fixed by the parent (OPENBLAS_NUM_THREADS is read once, when
 numpy loads). Reads a JSON list of cases from argv[1]; prints one JSON object per case.
 
-Each case times the tilelang side and its numpy baselines one after the other, pausing
-between them so that OpenBLAS's spinning worker threads do not slow the next kernel.
+Each case times the tilelang side and its numpy baselines in turns, repetition by
+repetition (so a slow spell of the shared machine hits every side alike), pausing after
+each multi-threaded call so that OpenBLAS's spinning worker threads do not slow the next.
 """
 from __future__ import annotations
 
@@ -26,13 +27,24 @@ CLOCK = time.thread_time if SINGLE else time.perf_counter
 
 
 def best(fn, repeats: int) -> float:
-    fn()                                  # warm-up: compile, page in, fill caches
-    times = []
+    return interleaved({"x": fn}, repeats)["x"]
+
+
+def interleaved(sides: dict, repeats: int) -> dict:
+    """The best time of each callable in `sides`, timed in turns (a, b, c, a, b, c, ...)
+    so that every side sees the same spells of a noisy, shared machine; a pause after
+    each multi-threaded call lets OpenBLAS's spinning workers go to sleep first."""
+    for fn in sides.values():
+        fn()                              # warm-up: compile, page in, fill caches
+    times = {name: [] for name in sides}
     for _ in range(repeats if SINGLE else 2 * repeats):
-        t0 = CLOCK()
-        fn()
-        times.append(CLOCK() - t0)
-    return min(times)
+        for name, fn in sides.items():
+            t0 = CLOCK()
+            fn()
+            times[name].append(CLOCK() - t0)
+            if not SINGLE:
+                time.sleep(PAUSE)
+    return {name: min(ts) for name, ts in times.items()}
 
 
 def arrays(m, n, k, dtype, seed=0):
@@ -70,20 +82,15 @@ def measure(case) -> dict:
     a, b = arrays(m, n, k, in_dtype)
     a32, b32 = a.astype(np.float32), b.astype(np.float32)
     run, c = tl_side(case, a, b)
-    reps = case["repeats"]
-    t_tl = best(run, reps)
-    time.sleep(PAUSE)
     c_np = np.empty((m, n), np.float32)      # both sides write into a preallocated C
-    t_np = best(lambda: np.matmul(a32, b32, out=c_np), reps)
-    out = {**case, "tl_s": t_tl, "numpy_s": t_np}
+    sides = {"tl_s": run, "numpy_s": lambda: np.matmul(a32, b32, out=c_np)}
     if case["precision"] == "fp16":
-        time.sleep(PAUSE)
-        out["astype_s"] = best(lambda: a.astype(np.float32) @ b.astype(np.float32), reps)
+        sides["astype_s"] = lambda: a.astype(np.float32) @ b.astype(np.float32)
     if case["kind"] == "fp8":
-        time.sleep(PAUSE)
         from tilelang.ops import gemm
         c32 = np.empty((m, n), np.float32)
-        out["fp32_kernel_s"] = best(lambda: gemm(a32, b32, out=c32), reps)
+        sides["fp32_kernel_s"] = lambda: gemm(a32, b32, out=c32)
+    out = {**case, **interleaved(sides, case["repeats"])}
     ref = a32.astype(np.float64) @ b32.astype(np.float64)
     if case["kind"] == "user":
         ref = np.maximum(ref + np.linspace(-1, 1, n), 0)
