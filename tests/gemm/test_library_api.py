@@ -51,6 +51,13 @@ def test_block_choice_wastes_little_and_feeds_every_thread(shape, threads):
     assert gm * gn >= min(threads, -(-m // mr) * -(-n // lanes))
 
 
+@pytest.mark.parametrize("threads", [1, 2, 5])
+def test_default_blocks_are_cut_for_the_threads_the_launch_will_use(threads, monkeypatch):
+    monkeypatch.setenv("TILELANG_NUM_THREADS", str(threads))
+    for shape in [(257, 4097, 513), (1000, 1000, 1000), (2048, 2048, 2048)]:
+        assert choose_blocks(*shape) == choose_blocks(*shape, num_threads=threads)
+
+
 def test_readme_library_block_runs_as_written():
     import re
     from pathlib import Path

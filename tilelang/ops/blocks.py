@@ -12,10 +12,8 @@ zeros), and the grid is split further until every thread has a few blocks.
 """
 from __future__ import annotations
 
-import os
-
 from ..passes.cpu_target import host
-from ..runtime.launch import CHUNKS_PER_THREAD
+from ..runtime.launch import CHUNKS_PER_THREAD, default_num_threads
 
 _FLOAT_BITS = 32
 _BLOCKS_PER_THREAD = 3
@@ -45,13 +43,15 @@ def choose_blocks(m: int, n: int, k: int, tile_size=None, block=None,
     bm_target = _clamp(target.l2 // 3 // (bk * 4) // mr * mr, mr, _MAX_BLOCK_M_TILES * mr)
     bn_target = _clamp(target.l2 // 2 // (bk * 4) // nr * nr, nr, _MAX_BLOCK_N)
     gm, gn = _count(m, bm_target), _count(n, bn_target)
-    want = _BLOCKS_PER_THREAD * (num_threads or os.cpu_count() or 1)
+    # the threads the launch will use (TILELANG_NUM_THREADS or all cores): blocks cut
+    # for two threads run ~15% slower on one
+    threads = num_threads or default_num_threads()
+    want = _BLOCKS_PER_THREAD * threads
     while gm * gn < want and (gm < _count(m, mr) or gn < _count(n, lanes)):
         if m / gm >= n / gn and gm < _count(m, mr):
             gm += 1
         else:
             gn += 1
-    threads = num_threads or os.cpu_count() or 1
     # The runtime hands each thread chunks of about n / (threads * CHUNKS) blocks: a
     # block count that is a multiple of threads * CHUNKS gives every thread the same
     # number of whole chunks (no thread idles at the end while another finishes two).
