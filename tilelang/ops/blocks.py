@@ -18,7 +18,7 @@ from ..runtime.launch import CHUNKS_PER_THREAD, default_num_threads
 _FLOAT_BITS = 32
 _BLOCKS_PER_THREAD = 3
 _MAX_BLOCK_M_TILES = 48     # bounds the C fragment (BLOCK_M x BLOCK_N, on the stack)
-_MAX_BLOCK_N = 512
+_MAX_BLOCK_N = 704       # C fragment <= 672 x 704 floats (1.9 MB of stack)
 
 
 def choose_blocks(m: int, n: int, k: int, tile_size=None, block=None,
