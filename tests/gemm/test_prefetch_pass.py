@@ -1,11 +1,14 @@
 """The prefetch pass, as before/after `.tl` text, and what it does to the emitted code."""
 from __future__ import annotations
 
+import os
 import re
+import tempfile
 import textwrap
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import tilelang
 from tilelang.frontend import parse_module
@@ -101,3 +104,36 @@ def test_prefetching_kernel_computes_the_same_and_emits_l2_prefetches(tmp_path):
     half = pad.reshape(48, 4, 64)[:, :, :32].sum(axis=1)[:37]     # C_f[:, j*32 + c] += A_s[:, c]
     np.testing.assert_allclose(c, np.hstack([half, half]), rtol=1e-5, atol=1e-5)
     assert re.search(r"prefetcht1|prfm\s+pldl2", k.asm())   # x86 / AArch64 L2 prefetch
+
+
+PREFETCH_ANYWHERE = """
+N = 24
+
+@T.prim_func
+def f(A: T.Tensor((M, N), "{dt}"), B: T.Tensor((M, N), "{dt}")):
+    with T.Kernel(T.ceildiv(M, 8), threads=1) as bx:
+        for p in range({parts}):
+            T.prefetch(A[(bx + {ahead}) * 8:(bx + {ahead}) * 8 + {rows}, {col}:{col} + {cols}], part=p, parts={parts})
+        for i, j in T.Parallel(8, N):
+            B[bx * 8 + i, j] = A[bx * 8 + i, j]
+"""
+
+
+@settings(max_examples=12, deadline=None)
+@given(m=st.integers(1, 40), rows=st.integers(1, 20), cols=st.integers(1, 200),
+       col=st.integers(-50, 50), ahead=st.integers(-3, 1000), parts=st.integers(1, 7),
+       dt=st.sampled_from(["float32", "float16", "int8", "float64"]))
+def test_prefetch_of_any_region_changes_nothing(m, rows, cols, col, ahead, parts, dt):
+    # regions partly or wholly outside the tensor, more parts than rows: a prefetch is a
+    # hint and must never fault or change a value
+    src = HEADER + PREFETCH_ANYWHERE.format(dt=dt, rows=rows, cols=cols, col=col,
+                                            ahead=ahead, parts=parts)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "k.tl")
+        with open(path, "w") as f:
+            f.write(src)
+        k = tilelang.compile(path)
+        a = (np.arange(m * 24) % 100).reshape(m, 24).astype(dt)
+        b = np.zeros_like(a)
+        k(a, b)
+    np.testing.assert_array_equal(b, a)
