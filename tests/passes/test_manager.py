@@ -12,7 +12,7 @@ from tilelang.passes import Pass, PassManager, pipeline, list_passes, run_until
 
 from .irb import c, tensor, whole, kernel_func, module
 
-CPU_ORDER = ["simplify", "tiling", "prefetch", "layout", "lower_tile_ops", "predicate", "versioning",
+CPU_ORDER = ["simplify", "tiling", "layout", "lower_tile_ops", "predicate", "versioning",
              "memory_reuse",
              "vectorize", "simplify_lowered", "dce"]
 

@@ -28,7 +28,6 @@ from .layout import layout
 from .lower_tile_ops import lower_tile_ops
 from .memory_reuse import TCSIM_RULES, memory_reuse
 from .predicate import predicate
-from .prefetch import prefetch
 from .simplify import simplify
 from .tiling import tiling
 from .vectorize import vectorize
@@ -50,8 +49,6 @@ _CPU = (
          "fold constants, apply algebraic identities, drop trivial ifs and loops"),
     Pass("tiling", tiling,
          "split T.gemm into the CPU's register tiles (micro-kernel loop nests, tails)"),
-    Pass("prefetch", prefetch,
-         "pipelined loops prefetch their next iteration's global tiles while computing"),
     Pass("layout", layout,
          "lay out shared gemm operands in register-tile panels; their T.copy packs them"),
     Pass("lower_tile_ops", lower_tile_ops,

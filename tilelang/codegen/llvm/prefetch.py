@@ -2,9 +2,9 @@
 
 The region's rows (every index but the last) are numbered in row-major order and cut into
 n equal runs; part p walks rows [p * R / n, (p + 1) * R / n) and prefetches each row's
-lines into L2. L2, not L1: the pipelined loops that issue these fetch the next
-iteration's tiles while the current iteration computes, long enough for L1 to evict
-them. Addresses are computed without `inbounds` (a prefetch past the tensor's end is a
+lines into L2. L2, not L1: a prefetch is issued well ahead of its use (typically an
+iteration of a pipelined loop ahead, spread over its compute), long enough for L1 to
+evict it. Addresses are computed without `inbounds` (a prefetch past the tensor's end is a
 harmless wasted request, and must not be poison).
 """
 from __future__ import annotations
