@@ -1,14 +1,16 @@
 """Cache blocking for the library GEMM: BLOCK_M/N/K (BLIS's MC/NC/KC) from the target.
 
-BLOCK_K keeps one register-tile panel of B (BLOCK_K x NR floats) in half of L1 while the
-micro-kernel sweeps the rows of A; the A tile (BLOCK_M x BLOCK_K) takes a third of L2, so
-that it stays there across the sweeps of a block while a column of the C fragment and
-the next B panel stream through L2 beside it (L2 is not a perfect LRU: an A tile of half
-of L2 was evicted between sweeps and ran ~30% slower; a third ran fastest). A tall BLOCK_M matters most: the
-B tile is copied (packed) once per block row, BLOCK_M rows of C per copy. Each size is then evened out over the
-blocks its dimension needs, so a ragged size wastes at most a register tile per block
-instead of most of a block (every block computes its whole tile, past-the-edge rows as
-zeros), and the grid is split further until every thread has a few blocks.
+The micro-kernels of a block walk B's NR-wide panels, and for each panel every MR-row
+tile of A. So one panel of B (BLOCK_K x NR floats) is reused from L1 by all the rows:
+BLOCK_K makes it fill L1 (half of L1 ran 1-3% slower: twice the k steps, each with its
+copies and C-tile round trips). The whole A tile (BLOCK_M x BLOCK_K) is swept once per
+panel, from L2: it takes up to two thirds of L2, the C column and the next B panel
+stream beside it. B's tile is read once per k step and need not stay anywhere, so
+BLOCK_N is as wide as the C fragment (on the stack) allows: A is packed once per block
+column, B once per block row. Each size is then evened out over the blocks its
+dimension needs, so a ragged size wastes at most a register tile per block instead of
+most of a block (every block computes its whole tile, past-the-edge rows as zeros), and
+the grid is split further until every thread has a few blocks.
 """
 from __future__ import annotations
 
@@ -18,9 +20,9 @@ from ..runtime.launch import CHUNKS_PER_THREAD, default_num_threads
 _FLOAT_BITS = 32
 _BLOCKS_PER_THREAD = 3
 _MAX_BLOCK_M_TILES = 48     # bounds the C fragment (BLOCK_M x BLOCK_N, on the stack)
-# BLOCK_N up to 704 rather than 512: A is packed once per block column, and the wider
-# block ran ~1% faster at 2048^3 and 1025^3 on one thread and ~10% at 257x4097x513 on
-# two; the C fragment is then at most 672 x 704 floats (1.9 MB of the thread's stack)
+# 704 rather than 512 ran ~1% faster at 2048^3 and 1025^3 on one thread and ~10% at
+# 257x4097x513 on two; the C fragment is then at most 672 x 704 floats (1.9 MB of the
+# thread's stack)
 _MAX_BLOCK_N = 704
 
 
@@ -38,13 +40,13 @@ def choose_blocks(m: int, n: int, k: int, tile_size=None, block=None,
     # trip count, and B's panels stay aligned whatever their length), and every
     # zero-padded k step past K is a whole wasted rank-1 update of the block: split K
     # exactly (K = 1000 -> 8 x 125, not 8 x 128; 1025 -> 9 x 114, not 9 x 120).
-    bk = _even(k, _clamp(target.l1d // 2 // (nr * 4), 64, 512), 1)
+    bk = _even(k, _clamp(target.l1d // (nr * 4), 64, 512), 1)
     if tile_size is not None:
         if int(tile_size) < 1:
             raise ValueError(f"gemm: tile_size must be positive, got {tile_size}")
         return int(tile_size), int(tile_size), bk
-    bm_target = _clamp(target.l2 // 3 // (bk * 4) // mr * mr, mr, _MAX_BLOCK_M_TILES * mr)
-    bn_target = _clamp(target.l2 // 2 // (bk * 4) // nr * nr, nr, _MAX_BLOCK_N)
+    bm_target = _clamp(target.l2 * 2 // 3 // (bk * 4) // mr * mr, mr, _MAX_BLOCK_M_TILES * mr)
+    bn_target = _MAX_BLOCK_N // nr * nr
     gm, gn = _count(m, bm_target), _count(n, bn_target)
     # the threads the launch will use (TILELANG_NUM_THREADS or all cores): blocks cut
     # for two threads run ~15% slower on one
