@@ -9,7 +9,7 @@ fp32 and fp16 inputs (fp16 is compared with numpy's fp32 sgemm and with its
 examples/gemm_bias_relu.tl and fp8 at n = 2048; and the seed's case, 8192^3 fp16 on all
 threads (run, or extrapolated from n = 2048 with --quick).
 
-    python benchmarks/gemm.py [--quick] [--threads 1,2] [--sizes 256,512] [--repeats 3]
+    python benchmarks/gemm.py [--quick] [--threads 1,2] [--sizes 256,512] [--repeats 5]
 """
 from __future__ import annotations
 
@@ -33,7 +33,9 @@ def cases(sizes, repeats: int, extras: bool) -> list[dict]:
     shapes = [(n, n, n) for n in sizes] + [s for s in RAGGED if extras]
     out = []
     for m, n, k in shapes:
-        reps = max(1, min(repeats, int(repeats * 1024 ** 3 / (m * n * k)) or 1))
+        # every case gets enough turns for its best time to be a quiet one (a 2048^3 run
+        # takes ~0.17 s); only the 4096^3 cases (1.4 s a run) get fewer
+        reps = repeats if m * n * k <= 2048 ** 3 else max(2, repeats // 2)
         for precision in ("fp32", "fp16"):
             out.append({"kind": "library", "precision": precision, "m": m, "n": n, "k": k,
                         "repeats": reps})
@@ -110,7 +112,8 @@ def main() -> None:
                     help="n <= 2048 and the seed case extrapolated")
     ap.add_argument("--threads", default=f"1,{os.cpu_count() or 1}")
     ap.add_argument("--sizes", default=None, help="square sizes, comma-separated")
-    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--repeats", type=int, default=5,
+                    help="timed runs per side (twice as many with several threads)")
     ap.add_argument("--no-extras", action="store_true",
                     help="square sizes only (no ragged, user-kernel, fp8 or seed cases)")
     opts = ap.parse_args()
