@@ -193,6 +193,17 @@ def test_inconsistent_symbols(lib):
         lib.axpy2d(f32(100, 3), np.zeros(4), 1.0, 0, f32(100, 3))
 
 
+def test_dimension_beyond_32_bit_indexing(lib):
+    # a zero-stride view has the shape without the memory; the size check comes first
+    huge = np.lib.stride_tricks.as_strided(np.zeros(1, np.float32), (2 ** 31, 3), (0, 0))
+    with raises(ValueError, "argument 'X': dimension 0 is 2147483648 (M)", "32-bit",
+                code=codes.ARG_SHAPE):
+        lib.axpy2d(huge, np.zeros(3), 1.0, 0, f32(4, 3))
+    edge = np.lib.stride_tricks.as_strided(np.zeros(1, np.float32), (2 ** 31 - 1, 3), (0, 0))
+    with raises(ValueError, "must be C-contiguous"):       # the largest size passes it
+        lib.axpy2d(edge, np.zeros(3), 1.0, 0, f32(4, 3))
+
+
 def test_non_contiguous(lib):
     x = f32(4, 6)
     with raises(ValueError, "argument 'X' must be C-contiguous; pass np.ascontiguousarray(X)",

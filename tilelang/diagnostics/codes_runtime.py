@@ -23,7 +23,9 @@ ARG_RANK = register("TL0604", "argument has the wrong rank", """
 An array argument has a different number of dimensions than its parameter declares.""")
 
 ARG_SHAPE = register("TL0605", "argument has the wrong shape", """
-A dimension declared as a constant in the kernel signature differs from the array's.""")
+A dimension declared as a constant in the kernel signature differs from the array's, or
+a dimension that gives a symbolic size (`T.dynamic`) exceeds 2**31 - 1: symbols are
+32-bit integers inside the kernel, so such a tensor has to be split.""")
 
 ARG_SYMBOL = register("TL0606", "inconsistent symbolic size", """
 A symbolic size (`T.dynamic`) is bound from the first tensor dimension that names it;

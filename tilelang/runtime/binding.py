@@ -346,6 +346,11 @@ def _allocate(dims, dt, syms: list, env: dict | None, name: str):
     return np.zeros(shape, dt)
 
 
+# symbolic sizes are int32 in the kernel (IR index arithmetic is int32; addresses are
+# widened to int64 only after indexing)
+_INDEX_MAX = 2 ** 31 - 1
+
+
 def _tensor_step(p: ParamSpec, slot: int, sym_index: dict, binders: dict, deferred: list,
                  span_idx: int):
     """A closure that checks one tensor argument and stores its address in `slots`.
@@ -385,7 +390,12 @@ def _tensor_step(p: ParamSpec, slot: int, sym_index: dict, binders: dict, deferr
                     f"argument {name!r} expects shape {p.describe_shape()}: dimension {i} must "
                     f"be {v}, got {shape[i]} (shape {shape})", codes.ARG_SHAPE, name)
         for i, k in binds:
-            syms[k] = shape[i]
+            v = syms[k] = shape[i]
+            if v > _INDEX_MAX:
+                raise LaunchValueError(
+                    f"argument {name!r}: dimension {i} is {v} ({p.shape[i]}), beyond the "
+                    f"kernel's 32-bit index arithmetic (at most 2**31 - 1 = {_INDEX_MAX}); "
+                    f"split the tensor", codes.ARG_SHAPE, name)
         for i, k, source in checks:
             if shape[i] != syms[k]:
                 raise LaunchValueError(
