@@ -31,14 +31,17 @@ def best(fn, repeats: int) -> float:
 
 
 def interleaved(sides: dict, repeats: int) -> dict:
-    """The best time of each callable in `sides`, timed in turns (a, b, c, a, b, c, ...)
-    so that every side sees the same spells of a noisy, shared machine; a pause after
-    each multi-threaded call lets OpenBLAS's spinning workers go to sleep first."""
+    """The best time of each callable in `sides`, timed in turns (a, b, c, b, c, a, ...)
+    so that every side sees the same spells of a noisy, shared machine, and the order
+    rotates so that no side always follows the same one (the astype path frees 48 MB,
+    and the kernel's background work on that memory took a core from the next call);
+    a pause after each multi-threaded call lets OpenBLAS's spinning workers sleep."""
     for fn in sides.values():
         fn()                              # warm-up: compile, page in, fill caches
     times = {name: [] for name in sides}
-    for _ in range(repeats if SINGLE else 2 * repeats):
-        for name, fn in sides.items():
+    order = list(sides.items())
+    for r in range(repeats if SINGLE else 2 * repeats):
+        for name, fn in order[r % len(order):] + order[:r % len(order)]:
             t0 = CLOCK()
             fn()
             times[name].append(CLOCK() - t0)

@@ -46,6 +46,32 @@ def test_two_threads_share_the_grid(lib):
     pytest.fail("a 2-thread launch never used a second thread")
 
 
+CPUS = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+
+
+def test_multi_threaded_launch_leaves_the_caller_out(lib):
+    _, tids = run_mark(lib, 64, num_threads=2)
+    assert threading.get_native_id() not in set(tids.tolist())
+
+
+@pytest.mark.skipif(len(CPUS) < 2, reason="needs two CPUs")
+def test_a_launch_over_every_cpu_pins_one_worker_to_each(lib):
+    tids = set()
+    for _ in range(3):
+        hits, t = run_mark(lib, 64, spin_us=200, num_threads=len(CPUS))
+        tids |= set(t.tolist())
+    pins = [os.sched_getaffinity(t) for t in tids]
+    assert all(len(p) == 1 for p in pins), pins
+    assert len({next(iter(p)) for p in pins}) == len(pins)       # distinct CPUs
+
+
+@pytest.mark.skipif(len(CPUS) < 3, reason="needs three CPUs")
+def test_a_launch_on_fewer_threads_unpins_its_workers(lib):
+    run_mark(lib, 64, num_threads=len(CPUS))
+    _, t = run_mark(lib, 64, spin_us=200, num_threads=2)
+    assert all(os.sched_getaffinity(x) == set(CPUS) for x in set(t.tolist()))
+
+
 def test_concurrent_launches_from_python_threads(lib):
     results, errors = {}, []
 
