@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from tilelang.ops import fp8_gemm, gemm
-from tilelang.ops.blocks import choose_blocks
+from tilelang.ops.blocks import choose_blocks, launch_threads
 from tilelang.passes.cpu_target import host
 
 
@@ -56,6 +56,14 @@ def test_default_blocks_are_cut_for_the_threads_the_launch_will_use(threads, mon
     monkeypatch.setenv("TILELANG_NUM_THREADS", str(threads))
     for shape in [(257, 4097, 513), (1000, 1000, 1000), (2048, 2048, 2048)]:
         assert choose_blocks(*shape) == choose_blocks(*shape, num_threads=threads)
+
+
+def test_small_gemms_launch_on_fewer_threads(monkeypatch):
+    monkeypatch.setenv("TILELANG_NUM_THREADS", "4")
+    assert launch_threads(128, 128, 128, None) == 1          # 4 MFLOP: one thread
+    assert launch_threads(320, 320, 320, None) == 2          # 66 MFLOP: two
+    assert launch_threads(2048, 2048, 2048, None) == 4       # the default
+    assert launch_threads(128, 128, 128, 3) == 3             # the caller's choice stands
 
 
 def test_readme_library_block_runs_as_written():

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _build
+from .blocks import choose_blocks, launch_threads
 from .gemm import output
 
 BLOCK = 128
@@ -80,10 +81,11 @@ def fp8_gemm(A_fp8, A_scales, B_fp8, B_scales, *, out=None, out_dtype: str = "fl
         raise ValueError(f"fp8_gemm: inner dimensions differ: A is {a.shape}, B is {b.shape}")
     sa = _scale_array(A_scales, (m, _blocks(k)), "A_scales")
     sb = _scale_array(B_scales, (_blocks(k), _blocks(n)), "B_scales")
-    kern = _build.kernel("fp8_gemm.tl", BLOCK_M=block_m or _block_m(m, n, k, num_threads),
+    threads = launch_threads(m, n, k, num_threads)
+    kern = _build.kernel("fp8_gemm.tl", BLOCK_M=block_m or _block_m(m, n, k, threads),
                          out_dtype=out_dtype)
     c = output(out, (m, n), out_dtype)
-    kern(a, sa, b, sb, c, num_threads=num_threads)
+    kern(a, sa, b, sb, c, num_threads=threads)
     return c
 
 
@@ -100,7 +102,6 @@ def fp8_gemm_from_float(A, B, *, transpose_a=False, transpose_b=False, out=None,
 def _block_m(m: int, n: int, k: int, num_threads) -> int:
     """The library GEMM's BLOCK_M for this shape (BLOCK_N and BLOCK_K are the scale
     blocks here): a tall block converts each B tile for many rows."""
-    from .blocks import choose_blocks
     return choose_blocks(m, n, k, num_threads=num_threads)[0]
 
 

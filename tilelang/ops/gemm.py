@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _build
-from .blocks import choose_blocks
+from .blocks import choose_blocks, launch_threads
 
 _PRECISIONS = {"fp32": "float32", "float32": "float32", "fp16": "float16",
                "float16": "float16", "bf16": "bfloat16", "bfloat16": "bfloat16"}
@@ -43,11 +43,12 @@ def gemm(A, B, precision: str = "fp32", tile_size: int | None = None, *, block=N
         raise ValueError(f"gemm: inner dimensions differ: op(A) is {a.shape}, "
                          f"op(B) is {b.shape}")
     m, n = a.shape[0], b.shape[1]
-    bm, bn, bk = choose_blocks(m, n, a.shape[1], tile_size, block, num_threads)
+    threads = launch_threads(m, n, a.shape[1], num_threads)
+    bm, bn, bk = choose_blocks(m, n, a.shape[1], tile_size, block, threads)
     k = _build.kernel("gemm.tl", BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk,
                       in_dtype=in_dtype, out_dtype=out_dtype)
     c = output(out, (m, n), out_dtype)
-    k(a, b, c, num_threads=num_threads)
+    k(a, b, c, num_threads=threads)
     return c
 
 
