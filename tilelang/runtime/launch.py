@@ -85,7 +85,7 @@ class ThreadPool:
     k-th of them: woken after an idle spell, an unpinned worker was often placed on
     the caller's CPU (the scheduler's wake-affine choice) and the two time-shared one
     core for milliseconds, so a 2-thread GEMM of 1000^3 ran at the speed of one (median
-    130 vs 174 GFLOP/s after 0.5 s idle). The caller's thread is the user's and is never
+    130 vs 187 GFLOP/s after 0.5 s idle). The caller's thread is the user's and is never
     pinned, so it does no blocks itself. A launch on fewer threads leaves the workers
     unpinned, so that several processes sharing a machine spread over it."""
 
