@@ -8,28 +8,18 @@ import numpy as np
 import pytest
 
 import tilelang
-from tilelang.frontend import parse_module
 from tilelang.ir.printer import print_module
-from tilelang.ir.verifier import verify
 from tilelang.passes.cpu_target import by_name
 from tilelang.passes.layout import layout
 from tilelang.passes.tiling import tiling
 
-HEADER = "import tilelang.language as T\n\n"
+from .passtext import HEADER, parse, run as run_passes
+
 AVX2 = by_name("avx2")
 
 
-def parse(src: str):
-    mod = parse_module(HEADER + textwrap.dedent(src), "<test>")
-    verify(mod)
-    return mod
-
-
 def run(src: str):
-    got = layout(tiling(parse(src), AVX2), AVX2)
-    verify(got)
-    assert parse_module(print_module(got), "<printed>") == got
-    return got
+    return run_passes(lambda m: layout(tiling(m, AVX2), AVX2), src)
 
 
 def check(before: str, after: str):

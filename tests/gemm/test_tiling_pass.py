@@ -1,34 +1,20 @@
 """The tiling pass, as before/after `.tl` text, for fixed target descriptions."""
 from __future__ import annotations
 
-import textwrap
 from functools import partial
 
 import pytest
 
-from tilelang.frontend import parse_module
-from tilelang.ir.printer import print_module
-from tilelang.ir.verifier import verify
 from tilelang.passes.cpu_target import TARGETS, by_name
 from tilelang.passes.tiling import tiling
 
-HEADER = "import tilelang.language as T\n\n"
+from . import passtext
+
 AVX2 = by_name("avx2")
 
 
-def parse(src: str):
-    mod = parse_module(HEADER + textwrap.dedent(src), "<test>")
-    verify(mod)
-    return mod
-
-
 def check(before: str, after: str, target=AVX2):
-    got = tiling(parse(before), target)
-    verify(got)
-    want = parse(after)
-    if got != want:
-        pytest.fail(f"--- got:\n{print_module(got)}\n--- want:\n{print_module(want)}")
-    assert parse_module(print_module(got), "<printed>") == got
+    passtext.check(partial(tiling, target=target), before, after)
 
 
 GEMM_8x20 = """

@@ -1,30 +1,15 @@
 """The versioning pass, as before/after `.tl` text."""
 from __future__ import annotations
 
-import textwrap
-
-import pytest
-
-from tilelang.frontend import parse_module
-from tilelang.ir.printer import print_module
-from tilelang.ir.verifier import verify
 from tilelang.passes.versioning import versioning
+
+from . import passtext
 
 HEADER = "import tilelang.language as T\n\nM = T.dynamic(\"M\")\n\n"
 
 
-def parse(src: str):
-    mod = parse_module(HEADER + textwrap.dedent(src), "<test>")
-    verify(mod)
-    return mod
-
-
 def check(before: str, after: str):
-    got = versioning(parse(before))
-    verify(got)
-    assert parse_module(print_module(got), "<printed>") == got
-    if got != parse(after):
-        pytest.fail(f"--- got:\n{print_module(got)}\n--- want:\n{after}")
+    passtext.check(versioning, before, after, HEADER)
 
 
 def test_guarded_copy_gets_an_unguarded_version_for_in_bounds_tiles():
