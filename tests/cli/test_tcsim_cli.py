@@ -19,7 +19,7 @@ def assert_no_traceback(result):
 # ----------------------------------------------------------------------------- compile
 
 def test_emit_tcasm_prints_the_program(cli, kernel_file):
-    from tilelang.runtime.tcsim import assemble, disassemble
+    from tilelang.targets.tcsim.asm import assemble, disassemble
     result = cli("compile", kernel_file("mm"), "--target", "tcsim:tiny", "--emit", "tcasm")
     assert result.exit_code == 0, result.output
     text = result.stdout
@@ -37,7 +37,7 @@ def test_emit_tcasm_to_file_all_kernels(cli, kernel_file, tmp_path):
 
 
 def test_default_output_is_a_loadable_artifact(cli, kernel_file, tmp_path, monkeypatch):
-    from tilelang.runtime.tcsim import load
+    from tilelang.targets.tcsim.artifact import load
     monkeypatch.chdir(tmp_path)
     result = cli("compile", kernel_file("mm"), "--target", "tcsim:tiny")
     assert result.exit_code == 0, result.output
@@ -168,7 +168,8 @@ def test_run_missing_size_is_user_error(cli, kernel_file):
 def test_simulator_findings_are_user_errors(cli, kernel_file, monkeypatch, error):
     """What the simulator finds in a program exits 1 with its TL08xx code."""
     from tilelang.driver import tcsim as driver_tcsim
-    from tilelang.runtime.tcsim import artifact, errors
+    from tilelang.runtime.tcsim import errors
+    from tilelang.targets.tcsim import artifact
     cls = getattr(errors, error, None) or getattr(artifact, error)
     exc = cls("MMA C_f read A_s while DMA_IN wrote it", waits=["core 0 MMA"]) \
         if error == "DeadlockError" else cls("MMA C_f read A_s while DMA_IN wrote it")

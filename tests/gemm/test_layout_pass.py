@@ -9,7 +9,7 @@ import pytest
 
 import tilelang
 from tilelang.ir.printer import print_module
-from tilelang.passes.cpu_target import by_name
+from tilelang.targets.cpu.machine import by_name
 from tilelang.passes.layout import layout
 from tilelang.passes.tiling import tiling
 

@@ -6,7 +6,7 @@ import pytest
 
 from tilelang.ops import fp8_gemm, gemm
 from tilelang.ops.blocks import choose_blocks, launch_threads
-from tilelang.passes.cpu_target import host
+from tilelang.targets.cpu.machine import host
 
 
 def test_out_and_threads_and_tile_size():

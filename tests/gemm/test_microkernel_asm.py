@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import tilelang
-from tilelang.passes.cpu_target import host
+from tilelang.targets.cpu.machine import host
 
 ROOT = Path(__file__).resolve().parents[2]
 FMA = re.compile(r"^vfn?madd(132|213|231)p[sd]$")

@@ -1,11 +1,11 @@
-"""The tiling pass, as before/after `.tl` text, for fixed target descriptions."""
+"""The tiling pass, as before/after `.tl` text, for fixed machine descriptions."""
 from __future__ import annotations
 
 from functools import partial
 
 import pytest
 
-from tilelang.passes.cpu_target import TARGETS, by_name
+from tilelang.targets.cpu.machine import MACHINES, by_name
 from tilelang.passes.tiling import tiling
 
 from . import passtext
@@ -13,8 +13,8 @@ from . import passtext
 AVX2 = by_name("avx2")
 
 
-def check(before: str, after: str, target=AVX2):
-    passtext.check(partial(tiling, target=target), before, after)
+def check(before: str, after: str, machine=AVX2):
+    passtext.check(partial(tiling, machine=machine), before, after)
 
 
 GEMM_8x20 = """
@@ -101,10 +101,10 @@ def test_integer_accumulators_are_left_to_lower_tile_ops():
     check(src, src)
 
 
-@pytest.mark.parametrize("target", TARGETS, ids=lambda t: t.name)
-def test_register_tiles_fit_the_register_file(target):
+@pytest.mark.parametrize("machine", MACHINES, ids=lambda t: t.name)
+def test_register_tiles_fit_the_register_file(machine):
     for bits in (32, 64):
-        mr, nr = target.register_tile(bits)
-        vectors = nr // target.lanes(bits)
-        assert mr >= 1 and nr % target.lanes(bits) == 0
-        assert mr * vectors + vectors + 1 <= target.vector_registers
+        mr, nr = machine.register_tile(bits)
+        vectors = nr // machine.lanes(bits)
+        assert mr >= 1 and nr % machine.lanes(bits) == 0
+        assert mr * vectors + vectors + 1 <= machine.vector_registers

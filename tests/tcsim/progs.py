@@ -2,7 +2,7 @@
 the assembly it runs."""
 from __future__ import annotations
 
-from tilelang.runtime.tcsim.asm import assemble
+from tilelang.targets.tcsim.asm import assemble
 
 
 def program(body: str, params=(), bufs=(), sems=(), grid="1 | 1 | 1", symbols=(),

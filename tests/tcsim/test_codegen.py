@@ -10,8 +10,8 @@ from tilelang.diagnostics import TileLangError
 from tilelang.frontend import parse_module
 from tilelang.passes.manager import run_until
 from tilelang.runtime.tcsim import run
-from tilelang.runtime.tcsim.artifact import load
-from tilelang.runtime.tcsim.asm import disassemble
+from tilelang.targets.tcsim.artifact import load
+from tilelang.targets.tcsim.asm import disassemble
 
 from .examples_tcsim import artifact
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from tilelang.runtime.tcsim import asm, encoding
-from tilelang.runtime.tcsim.artifact import Artifact, ArtifactError, from_bytes, load
-from tilelang.runtime.tcsim.config import (ASCEND_LIKE, CONFIGS, H100_LIKE, H200_LIKE, TINY,
+from tilelang.targets.tcsim import asm, encoding
+from tilelang.targets.tcsim.artifact import Artifact, ArtifactError, from_bytes, load
+from tilelang.targets.tcsim.config import (ASCEND_LIKE, CONFIGS, H100_LIKE, H200_LIKE, TINY,
                                            ConfigError, get_config)
-from tilelang.runtime.tcsim.isa import (Glob, Imm, Instr, Program, Reg, SemRef, Tile, Wait,
+from tilelang.targets.tcsim.isa import (Glob, Imm, Instr, Program, Reg, SemRef, Tile, Wait,
                                         make)
 
 from .progs import program
@@ -109,7 +109,7 @@ def _instr(draw):
                                "DMA.ST", "MMA", "SEM.WAIT", "VEC.RED.MAX", "ACC.READ"]))
     kinds = {"r": _regs, "s": _scalars, "t": _tiles, "m": _sems,
              "g": st.builds(Glob, st.just("G"), st.tuples(_scalars, _scalars))}
-    from tilelang.runtime.tcsim.isa import OPCODES
+    from tilelang.targets.tcsim.isa import OPCODES
     args = [draw(kinds[k]) for k in OPCODES[op].operands]
     attrs = {}
     if "box" in OPCODES[op].attrs:

@@ -12,14 +12,15 @@ from hypothesis import given, settings, strategies as st
 from tilelang.codegen.tcsim import parse_target
 from tilelang.diagnostics import TileLangError
 from tilelang.runtime.tcsim import run
-from tilelang.runtime.tcsim.config import H100_LIKE, TINY
+from tilelang.targets.tcsim.config import H100_LIKE, TINY
 
 from .examples_tcsim import artifact
 from .progs import program
 
 CHILD = r"""
 import sys, numpy as np
-from tilelang.runtime.tcsim import run, assemble
+from tilelang.runtime.tcsim import run
+from tilelang.targets.tcsim.asm import assemble
 p = assemble('''.kernel k
 .param A tensor float32 [N]
 .symbol N r3

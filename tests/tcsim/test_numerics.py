@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from tilelang.runtime.tcsim import run
-from tilelang.runtime.tcsim.isa import SCALAR_BINARY, VEC_UNARY
+from tilelang.targets.tcsim.isa import SCALAR_BINARY, VEC_UNARY
 
 from .progs import program
 
@@ -224,7 +224,7 @@ def test_scalar_unit_loops_ifs_and_alu():
 
 
 def test_scalar_load_from_global():
-    from tilelang.runtime.tcsim.config import TINY
+    from tilelang.targets.tcsim.config import TINY
     p = program("""
         LDG r5, S[1, 2]
         LDG r6, S[7, 0]
@@ -244,7 +244,7 @@ def test_scalar_load_from_global():
 def test_sub_box_operands():
     """Static sub-boxes of on-chip buffers: DMA into a quarter, VEC on a half, MMA over
     sub-tiles, COPY of a row into a 1-D buffer."""
-    from tilelang.runtime.tcsim.asm import assemble, disassemble
+    from tilelang.targets.tcsim.asm import assemble, disassemble
     g = RNG.standard_normal((16, 16)).astype(np.float32)
     p = _tile_program("""
         SEM.INIT s[0], 2
@@ -276,8 +276,8 @@ def test_sub_box_operands():
 
 
 def test_sub_box_out_of_range_is_rejected():
-    from tilelang.runtime.tcsim.artifact import ArtifactError, check_fits
-    from tilelang.runtime.tcsim.config import TINY
+    from tilelang.targets.tcsim.artifact import ArtifactError, check_fits
+    from tilelang.targets.tcsim.config import TINY
     p = _tile_program("ACC.ZERO C<0:4,12:20>\nHALT", ["C RF float32 [16, 16]"], [])
     with pytest.raises(ArtifactError, match="outside its shape"):
         check_fits(p, TINY)

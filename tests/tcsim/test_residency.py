@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from tilelang.runtime.tcsim import run
-from tilelang.runtime.tcsim.config import H100_LIKE, TINY
+from tilelang.targets.tcsim.config import H100_LIKE, TINY
 from tilelang.runtime.tcsim.errors import DeadlockError
 from tilelang.runtime.tcsim.sim import resident_blocks
 

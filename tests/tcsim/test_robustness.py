@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
-from tilelang.runtime.tcsim import asm, encoding
-from tilelang.runtime.tcsim.artifact import ArtifactError, check_fits
-from tilelang.runtime.tcsim.config import TINY
+from tilelang.targets.tcsim import asm, encoding
+from tilelang.targets.tcsim.artifact import ArtifactError, check_fits
+from tilelang.targets.tcsim.config import TINY
 from tilelang.runtime.tcsim.errors import LaunchError, SimError
 from tilelang.runtime.tcsim.sim import run
 

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from tilelang.runtime.tcsim import run
-from tilelang.runtime.tcsim.config import TINY
+from tilelang.targets.tcsim.config import TINY
 
 from .progs import program
 

@@ -85,7 +85,7 @@ def lower(module, options, until: str | None = None, timings: list | None = None
         passes = passes[:[p.name for p in passes].index(until) + 1]
     if not options.memory_reuse:
         passes = [p for p in passes if p.name != MEMORY_REUSE]
-    from ..passes.cpu_target import retarget          # tiles for an AOT target's ISA
+    from ..targets.cpu.machine import retarget          # tiles for an AOT target's ISA
     passes = retarget(passes, options.cpu, options.features)
     manager = PassManager(passes, verify_each=options.verify_each,
                           dump_after=tuple(options.dump_after), dump_dir=options.dump_dir)

@@ -34,7 +34,7 @@ def artifacts(module, options, timings: list | None = None) -> dict:
 
 def tcasm_text(module, options, timings: list | None = None) -> str:
     """`--emit tcasm`: every kernel's program as `.tcasm` text, one after the other."""
-    from ..runtime.tcsim import disassemble
+    from ..targets.tcsim.asm import disassemble
     return "\n".join(disassemble(a.program) for a in artifacts(module, options, timings).values())
 
 

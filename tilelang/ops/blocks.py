@@ -14,7 +14,7 @@ the grid is split further until every thread has a few blocks.
 """
 from __future__ import annotations
 
-from ..passes.cpu_target import host
+from ..targets.cpu.machine import host
 from ..runtime.launch import CHUNKS_PER_THREAD, default_num_threads
 
 _FLOAT_BITS = 32

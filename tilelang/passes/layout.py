@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from ..ir import (Alloc, Atomic, Binary, Buffer, Const, Copy, Expr, For, Load, Module,
                   PrimFunc, Reduce, Region, Store, Var, rewrite, walk)
 from ..ir.canon import canonicalize, make_body
-from . import cpu_target
+from ..targets.cpu import machine as cpu_machine
 from .fold import make_const
 from .lower_tile_ops import _cast, _indices, _paired_axes
 from .names import NameSupply, names_in
@@ -46,14 +46,14 @@ class _Plan:
         return replace(self.buffer, shape=shape)
 
 
-def layout(module: Module, target: cpu_target.CpuTarget | None = None) -> Module:
-    target = target or cpu_target.host()
-    return canonicalize(replace(module, funcs=tuple(_layout_func(f, target)
+def layout(module: Module, machine: cpu_machine.CpuMachine | None = None) -> Module:
+    machine = machine or cpu_machine.host()
+    return canonicalize(replace(module, funcs=tuple(_layout_func(f, machine)
                                                     for f in module.funcs)))
 
 
-def _layout_func(func: PrimFunc, target) -> PrimFunc:
-    plans = _plans(func, target)
+def _layout_func(func: PrimFunc, machine) -> PrimFunc:
+    plans = _plans(func, machine)
     if not plans:
         return func
     names = NameSupply(names_in(func))
@@ -62,7 +62,7 @@ def _layout_func(func: PrimFunc, target) -> PrimFunc:
 
 # ----------------------------------------------------------------------------- analysis
 
-def _plans(func: PrimFunc, target) -> dict[str, _Plan]:
+def _plans(func: PrimFunc, machine) -> dict[str, _Plan]:
     """The buffers to re-lay out, by name."""
     candidates = {}
     for n in walk(func.body):
@@ -73,7 +73,7 @@ def _plans(func: PrimFunc, target) -> dict[str, _Plan]:
     allowed: set[int] = set()          # ids of the nodes that are accounted-for uses
     for n in walk(func.body):
         if isinstance(n, For):
-            _tile_uses(n, target, candidates, proposals, allowed)
+            _tile_uses(n, machine, candidates, proposals, allowed)
         elif isinstance(n, Copy) and n.dst.buffer.name in candidates \
                 and _whole(n.dst) and n.src.buffer.name != n.dst.buffer.name:
             allowed.add(id(n.dst))         # the Region: this copy becomes the packing
@@ -103,13 +103,13 @@ def _whole(region) -> bool:
         tuple(region.extents) == tuple(int(d.value) for d in region.buffer.shape)
 
 
-def _tile_uses(loop: For, target, candidates, proposals, allowed) -> None:
+def _tile_uses(loop: For, machine, candidates, proposals, allowed) -> None:
     """Record the operand reads of `loop` if it is a register tile."""
     tile = _register_tile(loop)
     if tile is None:
         return
     _, jj, store = tile
-    _, nr = target.register_tile(_BITS[store.buffer.dtype])
+    _, nr = machine.register_tile(_BITS[store.buffer.dtype])
     for load in (n for n in walk(store.value) if isinstance(n, Load)):
         if load.buffer.name not in candidates or load.buffer.name == store.buffer.name:
             continue

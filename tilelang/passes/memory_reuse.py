@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 
 from ..ir.nodes import Alloc, Module
 from ..ir.visitor import rewrite
-from .cpu_target import TARGETS as CPU_TARGETS
+from ..targets.cpu.machine import MACHINES as CPU_MACHINES
 from .liveness import PLANNED_SCOPES, Live, block_liveness, kernel_of
 
 
@@ -33,7 +33,7 @@ class Rules:
 # CPU: the widest vector of any CPU target (AVX-512: 64 bytes, also a cache line), so a
 # plan holds on every CPU a kernel may be compiled for (`--cpu`), not just the host. The
 # CPU runs a pipelined loop's loads in program order, so a stage buffer is one copy.
-CPU_RULES = Rules(align=max(64, max(t.vector_bits for t in CPU_TARGETS) // 8), rings=False)
+CPU_RULES = Rules(align=max(64, max(t.vector_bits for t in CPU_MACHINES) // 8), rings=False)
 # tcsim: 128-byte aligned tiles (an assumption, the granule of a DMA/swizzle row); its
 # codegen turns T.Pipelined into an s-stage ring of on-chip buffers.
 TCSIM_RULES = Rules(align=128, rings=True)

@@ -1,7 +1,7 @@
 """`tiling`: split each `T.gemm` into the CPU target's register tiles.
 
-C (m x n) is cut into MR x NR register tiles (MR, NR from the target description in
-`cpu_target.py`, for C's dtype). Each register tile becomes one loop nest of a fixed,
+C (m x n) is cut into MR x NR register tiles (MR, NR from the machine description in
+`targets/cpu/machine.py`, for C's dtype). Each register tile becomes one loop nest of a fixed,
 printable shape, the *register-tile form*:
 
     for k in T.serial(K):                  # the reduction, innermost but for the tile
@@ -25,7 +25,7 @@ from dataclasses import replace
 from ..ir import Binary, Cast, Const, Expr, Fill, For, Gemm, Load, Module, PrimFunc, Seq, Stmt, \
     Store, Var, rewrite
 from ..ir.canon import canonicalize
-from . import cpu_target
+from ..targets.cpu import machine as cpu_machine
 from .fold import make_const
 from .lower_tile_ops import _bind, _cast, _extent, _indices, _load, _matrix_axes
 from .names import NameSupply, names_in
@@ -33,25 +33,25 @@ from .names import NameSupply, names_in
 _ACCUMULATORS = {"float32": 32, "float64": 64}
 
 
-def tiling(module: Module, target: cpu_target.CpuTarget | None = None) -> Module:
-    target = target or cpu_target.host()
-    funcs = tuple(_tile_func(f, target) for f in module.funcs)
+def tiling(module: Module, machine: cpu_machine.CpuMachine | None = None) -> Module:
+    machine = machine or cpu_machine.host()
+    funcs = tuple(_tile_func(f, machine) for f in module.funcs)
     return canonicalize(replace(module, funcs=funcs))
 
 
-def _tile_func(func: PrimFunc, target) -> PrimFunc:
+def _tile_func(func: PrimFunc, machine) -> PrimFunc:
     names = NameSupply(names_in(func))
 
     def visit(node):
         if isinstance(node, Gemm) and node.c.buffer.dtype in _ACCUMULATORS:
-            return _Tiler(node, target, names).tiled()
+            return _Tiler(node, machine, names).tiled()
         return None
 
     return rewrite(func, visit)
 
 
 class _Tiler:
-    def __init__(self, op: Gemm, target, names: NameSupply):
+    def __init__(self, op: Gemm, machine, names: NameSupply):
         self.op, self.names = op, names
         self.a_axes, self.b_axes, self.c_axes = (_matrix_axes(r, op) for r in (op.a, op.b, op.c))
         if op.transpose_a:
@@ -60,7 +60,7 @@ class _Tiler:
             self.b_axes = self.b_axes[::-1]
         self.m, self.n = (_extent(op.c, d) for d in self.c_axes)
         self.k = _extent(op.a, self.a_axes[1])
-        self.mr, self.nr = target.register_tile(_ACCUMULATORS[op.c.buffer.dtype])
+        self.mr, self.nr = machine.register_tile(_ACCUMULATORS[op.c.buffer.dtype])
 
     def tiled(self) -> Stmt:
         op = self.op

@@ -13,9 +13,9 @@ from ...diagnostics import Diagnostic, TileLangError
 from ...diagnostics.codes_tcsim import DOES_NOT_FIT, UNKNOWN_CONFIG
 from ...ir.nodes import Alloc, Buffer, Const, Gemm, Kernel, Seq, Var
 from ...ir.visitor import walk
-from ...runtime.tcsim.artifact import Artifact, ArtifactError, check_fits
-from ...runtime.tcsim.config import ConfigError, get_config
-from ...runtime.tcsim.isa import Param, Program, Reg
+from ...targets.tcsim.artifact import Artifact, ArtifactError, check_fits
+from ...targets.tcsim.config import ConfigError, get_config
+from ...targets.tcsim.isa import Param, Program, Reg
 from .emit import Emitter
 from .levels import LevelPlan
 from .scalar import grid_text, unsupported

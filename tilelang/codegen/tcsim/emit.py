@@ -17,7 +17,7 @@ read-after-write register by a chain (pipeline.py), which is what lets loads run
 """
 from __future__ import annotations
 
-from ...runtime.tcsim.isa import (BufferDecl, Imm, Instr, Reg, SemRef, Tile, Wait, make)
+from ...targets.tcsim.isa import (BufferDecl, Imm, Instr, Reg, SemRef, Tile, Wait, make)
 
 ENGINES = ("DMA_IN", "DMA_OUT", "MMA", "VEC")
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from ...ir.nodes import Const, Copy, For, Let, Seq, Var
 from ...ir.visitor import substitute, walk
-from ...runtime.tcsim.isa import Imm, Reg
+from ...targets.tcsim.isa import Imm, Reg
 
 
 def _buffers_in(node) -> set[str]:

@@ -7,7 +7,7 @@ from ...diagnostics import Diagnostic, Label, TileLangError
 from ...diagnostics.codes_tcsim import UNSUPPORTED
 from ...dtypes import is_float
 from ...ir.nodes import Binary, Call, Cast, Const, Load, Select, Unary, Var
-from ...runtime.tcsim.isa import Glob, Imm, Reg
+from ...targets.tcsim.isa import Glob, Imm, Reg
 
 BIN = {"+": "ADD", "-": "SUB", "*": "MUL", "/": "DIV", "//": "FDIV", "%": "MOD",
        "min": "MIN", "max": "MAX", "<": "LT", "<=": "LE", ">": "GT", ">=": "GE",

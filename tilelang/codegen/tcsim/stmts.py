@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ...ir.nodes import (Alloc, Const, Copy, Fill, For, Gemm, If, Let, Prefetch, Reduce, Seq,
                          Store, TileAtomic, Atomic)
-from ...runtime.tcsim.isa import Glob, Imm, Reg, Tile
+from ...targets.tcsim.isa import Glob, Imm, Reg, Tile
 from .scalar import ScalarLowering, unsupported
 
 SCOPES = ("shared", "fragment", "local")

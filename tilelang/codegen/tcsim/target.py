@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ...diagnostics import Diagnostic, TileLangError
 from ...diagnostics.codes_tcsim import UNKNOWN_CONFIG
-from ...runtime.tcsim.config import CONFIGS, MachineConfig
+from ...targets.tcsim.config import CONFIGS, MachineConfig
 
 DEFAULT_CONFIG = "h100_like"
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ...ir.nodes import Binary, Call, Cast, Const, For, Let, Load, Select, Seq, Store, Unary, Var
 from ...ir.visitor import walk
-from ...runtime.tcsim.isa import Glob, Tile
+from ...targets.tcsim.isa import Glob, Tile
 from .scalar import BIN, CALLS, unsupported
 
 

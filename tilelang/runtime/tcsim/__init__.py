@@ -1,18 +1,15 @@
-"""tcsim: a simulated tensor-core accelerator — ISA, assembler, binary encoding,
-artifacts, machine configs and the discrete-event simulator.
+"""tcsim's simulator: the discrete-event model of the simulated tensor-core accelerator,
+which runs a program (`tilelang.targets.tcsim`: ISA, assembler, encoding, artifacts,
+machine configs) on numpy arrays, counts its cycles and reports them.
 
 Part of the runtime: imports nothing of the compiler. Names load on first use.
 """
-__all__ = ["run", "Report", "assemble", "disassemble", "encode", "decode", "Artifact",
-           "load", "from_bytes", "MachineConfig", "get_config", "CONFIGS", "Program",
-           "RaceError", "DeadlockError", "SimError", "ArtifactError", "SimKernel", "SimLibrary"]
+__all__ = ["run", "Report", "RaceError", "DeadlockError", "SimError", "LaunchError",
+           "SimKernel", "SimLibrary"]
 
-_HOME = {"run": "sim", "Report": "report", "assemble": "asm", "disassemble": "asm",
-         "encode": "encoding", "decode": "encoding", "Artifact": "artifact",
-         "load": "artifact", "from_bytes": "artifact", "ArtifactError": "artifact",
-         "MachineConfig": "config", "get_config": "config", "CONFIGS": "config",
-         "Program": "isa", "RaceError": "errors", "DeadlockError": "errors",
-         "SimError": "errors", "SimKernel": "kernel", "SimLibrary": "kernel"}
+_HOME = {"run": "sim", "Report": "report", "RaceError": "errors", "DeadlockError": "errors",
+         "SimError": "errors", "LaunchError": "errors", "SimKernel": "kernel",
+         "SimLibrary": "kernel"}
 
 
 def __getattr__(name):

@@ -28,8 +28,8 @@ def _sizes(items) -> dict:
 
 
 def _read_program(path: str):
-    from .artifact import from_bytes
-    from .asm import assemble
+    from ...targets.tcsim.artifact import from_bytes
+    from ...targets.tcsim.asm import assemble
     with open(path, "rb") as f:
         data = f.read()
     if data.startswith(b"TCSIMART"):
@@ -85,9 +85,9 @@ def main(argv=None) -> int:
 
 
 def _dispatch(ns) -> int:
-    from .artifact import Artifact, check_fits
-    from .asm import disassemble
-    from .config import CONFIGS, get_config
+    from ...targets.tcsim.artifact import Artifact, check_fits
+    from ...targets.tcsim.asm import disassemble
+    from ...targets.tcsim.config import CONFIGS, get_config
     if ns.cmd == "configs":
         for c in CONFIGS.values():
             print(f"{c.name:<12} {c.cores:>4} cores  {c.peak_tflops('bfloat16'):8.1f} TFLOPS "

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import math
 
-from .config import MachineConfig
-from .isa import Glob, Imm, Program, Reg, SemRef, Tile
+from ...targets.tcsim.config import MachineConfig
+from ...targets.tcsim.isa import Glob, Imm, Program, Reg, SemRef, Tile
 
 ENGINE_INDEX = {"DMA_IN": 0, "DMA_OUT": 1, "MMA": 2, "VEC": 3}
 ENGINE_NAMES = ("DMA_IN", "DMA_OUT", "MMA", "VEC")

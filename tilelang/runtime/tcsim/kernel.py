@@ -10,7 +10,7 @@ results: evaluating a kernel on the machine is what the target is for.
 from __future__ import annotations
 
 from ..kernel_map import KernelMap
-from .artifact import Artifact
+from ...targets.tcsim.artifact import Artifact
 
 
 class SimKernel:

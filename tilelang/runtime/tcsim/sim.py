@@ -15,7 +15,7 @@ import numpy as np
 
 from . import numerics as nx
 from .bandwidth import L2, Pool
-from .config import get_config
+from ...targets.tcsim.config import get_config
 from .decode import decode_program
 from .errors import RaceError, SimError
 from .execute import apply
@@ -368,7 +368,7 @@ def run(program, *args, config=None, mode="functional", trace=None, check_races=
     timing both simulated; mode="timing": arrays may be numpy arrays or (shape, dtype)
     pairs — nothing is computed, only cycles. `trace` = a path writes a Chrome trace.
     Returns a Report."""
-    from .artifact import Artifact, check_fits
+    from ...targets.tcsim.artifact import Artifact, check_fits
     if isinstance(program, Artifact):
         config = program.config_name if config is None else config
         program = program.program

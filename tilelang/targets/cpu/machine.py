@@ -1,6 +1,8 @@
-"""CPU target descriptions as data: vector width, register count, register tile, caches.
+"""CPU machine descriptions as data: vector width, register count, register tile, caches.
 
-The tiling pass and the library's block-size choice read these numbers; a new ISA
+A leaf of the cpu target: imports only the standard library, so passes, codegen, the
+kernel library and the runtime may all read it. The tiling pass and the library's
+block-size choice read these numbers; a new ISA
 (AVX-512, NEON, SVE at a fixed width) is a new table entry, not a new branch in a pass.
 `host()` picks the entry whose required features the running CPU has (the most capable
 first) and fills in the cache sizes the kernel reports. A choice made for the wrong
@@ -15,7 +17,7 @@ from functools import lru_cache
 
 
 @dataclass(frozen=True)
-class CpuTarget:
+class CpuMachine:
     name: str
     requires: tuple[str, ...]     # /proc/cpuinfo flags (x86) or machine names (arm)
     vector_bits: int
@@ -37,28 +39,28 @@ class CpuTarget:
 
 
 # Most capable first: host() takes the first entry the CPU supports.
-TARGETS = (
-    CpuTarget("avx512", ("avx512f",), 512, 32, 2),
-    CpuTarget("avx2", ("avx2", "fma"), 256, 16, 2),
-    CpuTarget("neon", ("aarch64", "arm64"), 128, 32, 4),
-    CpuTarget("sse2", (), 128, 16, 2),
+MACHINES = (
+    CpuMachine("avx512", ("avx512f",), 512, 32, 2),
+    CpuMachine("avx2", ("avx2", "fma"), 256, 16, 2),
+    CpuMachine("neon", ("aarch64", "arm64"), 128, 32, 4),
+    CpuMachine("sse2", (), 128, 16, 2),
 )
 
 
-def by_name(name: str) -> CpuTarget:
-    for t in TARGETS:
+def by_name(name: str) -> CpuMachine:
+    for t in MACHINES:
         if t.name == name:
             return t
     raise KeyError(name)
 
 
 @lru_cache(maxsize=1)
-def host() -> CpuTarget:
+def host() -> CpuMachine:
     flags = _cpu_flags()
-    for t in TARGETS:
+    for t in MACHINES:
         if all(f in flags for f in t.requires):
             return replace(t, **_cache_sizes())
-    return TARGETS[-1]
+    return MACHINES[-1]
 
 
 def _cpu_flags() -> set[str]:
@@ -108,7 +110,7 @@ def _parse_size(text: str) -> int:
     return int(text)
 
 
-def for_llvm_target(cpu: str | None, features: str | None) -> CpuTarget | None:
+def for_llvm_target(cpu: str | None, features: str | None) -> CpuMachine | None:
     """The description for an ahead-of-time target given as LLVM's CPU name and feature
     string (`+avx2,+fma,...`); None for the host. Only the features are read: a CPU
     named without features gets the most portable entry (its tiles fit any register
@@ -116,22 +118,22 @@ def for_llvm_target(cpu: str | None, features: str | None) -> CpuTarget | None:
     if cpu is None and features is None:
         return None
     flags = {f[1:] for f in (features or "").split(",") if f.startswith("+")}
-    for t in TARGETS:
+    for t in MACHINES:
         if t.requires and all(f in flags for f in t.requires):
             return t
-    return TARGETS[-1]
+    return MACHINES[-1]
 
 
-# The passes whose choices depend on the target description (they take `target=`).
+# The passes whose choices depend on the machine description (they take `machine=`).
 TARGET_PASSES = ("tiling", "layout")
 
 
 def retarget(passes, cpu: str | None, features: str | None):
     """`passes` with the target-dependent ones bound to the AOT target, if one is set."""
-    target = for_llvm_target(cpu, features)
-    if target is None:
+    machine = for_llvm_target(cpu, features)
+    if machine is None:
         return list(passes)
     from dataclasses import replace as _replace
     from functools import partial
-    return [_replace(p, fn=partial(p.fn, target=target)) if p.name in TARGET_PASSES else p
+    return [_replace(p, fn=partial(p.fn, machine=machine)) if p.name in TARGET_PASSES else p
             for p in passes]
