@@ -190,9 +190,10 @@ class RankEmitter:
                       index=index)
 
     def _s_Barrier(self, s: Barrier) -> None:
-        """Arrive (add 1 to my word on every rank: my own word counts my arrivals, so its
-        old value + 1 is this barrier's epoch), then wait for every rank's word to reach
-        the epoch on my heap."""
+        """Arrive (add 1 to my word on every rank of the host: my own word counts my
+        arrivals, so its old value + 1 is this barrier's epoch), then wait for every such
+        rank's word to reach the epoch on my heap. Ranks on other hosts (not mapped)
+        take no part: across hosts, the host runtime synchronises through MPI."""
         b = self.b
         n = self._word(T.NUM_RANKS)
         rank = self._word(T.RANK)
@@ -203,9 +204,13 @@ class RankEmitter:
         epoch = b.add(b.atomic_rmw("add", mine, ir.Constant(I32, 1), "seq_cst"),
                       ir.Constant(I32, 1))
 
+        def mapped(p):      # the ranks whose heaps this process maps: its host's
+            return b.icmp_signed("!=", self._word(b.add(p, ir.Constant(I64, T.BASES))),
+                                 ir.Constant(I64, 0))
+
         def arrive(p):
             skip_bb, go_bb = self.ctx.new_block("bar.skip"), self.ctx.new_block("bar.arrive")
-            b.cbranch(b.icmp_signed("==", p, rank), skip_bb, go_bb)
+            b.cbranch(b.and_(b.icmp_signed("!=", p, rank), mapped(p)), go_bb, skip_bb)
             b.position_at_end(go_bb)
             peer_ptr, _ = self._peer(s, mine, p)
             b.atomic_rmw("add", peer_ptr, ir.Constant(I32, 1), "seq_cst")
@@ -215,8 +220,9 @@ class RankEmitter:
         self.counted_loop(I64, ir.Constant(I64, 0), n, arrive, name="bar.arrive")
 
         def await_rank(p):
-            word = b.gep(slot.base, [p], inbounds=True, source_etype=I32)
-            self._wait(s, word, "int32", WAIT_CMPS.index("ge"), epoch, p, p)
+            with b.if_then(mapped(p)):
+                word = b.gep(slot.base, [p], inbounds=True, source_etype=I32)
+                self._wait(s, word, "int32", WAIT_CMPS.index("ge"), epoch, p, p)
 
         self.counted_loop(I64, ir.Constant(I64, 0), n, await_rank, name="bar.wait")
 
