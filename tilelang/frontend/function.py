@@ -11,6 +11,7 @@ from .errors import fail
 from .exprs import ExprMixin
 from .intrinsics import dtype_of
 from .loops import LoopMixin
+from .rankops import RankOpMixin
 from .scope import Scope
 from .stmts import StmtMixin
 from .tileops import TileOpMixin
@@ -19,7 +20,7 @@ from .values import Lit, DType, Str, Tup, TRef, describe, span_of, const_int
 _BLOCK_NAMES = ("bx", "by", "bz")
 
 
-class FunctionBuilder(ExprMixin, StmtMixin, LoopMixin, TileOpMixin):
+class FunctionBuilder(ExprMixin, StmtMixin, LoopMixin, TileOpMixin, RankOpMixin):
     def __init__(self, globals_, spans):
         self.scope = Scope(globals_)
         self.spans = spans

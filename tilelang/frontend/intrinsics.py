@@ -135,6 +135,16 @@ def _cast(b, name, tree, span):
     return Cast(as_expr(b.eval(args["value"])), dtype, span=span)
 
 
+def _rank_query(b, name, tree, span):
+    bind(Sig(f"T.{name}", ()), tree, b.spans)
+    return Call(name, (), "int32", span=span)
+
+
+def _address_of(b, name, tree, span):
+    raise fail(CS.UNSUPPORTED_SYNTAX, "`T.address_of` is only an argument of T.put_block, "
+               "T.get_block, T.st, T.signal_op and T.wait_*", span, "not allowed here")
+
+
 def _declaration(b, name, tree, span):
     raise fail(CN.BAD_MODULE_USE, f"`T.{name}` can only be used at module level or in a "
                "parameter annotation", span, "not allowed here")
@@ -150,4 +160,5 @@ _HANDLERS.update(abs=_abs, ceildiv=_ceildiv, max=_minmax, min=_minmax,
                  if_then_else=_if_then_else, infinity=_infinity, cast=_cast,
                  dynamic=_declaration, symbolic=_declaration, Tensor=_declaration,
                  Buffer=_declaration, prim_func=_declaration, macro=_declaration,
-                 Kernel=_kernel_value)
+                 Kernel=_kernel_value, get_rank=_rank_query, get_num_ranks=_rank_query,
+                 address_of=_address_of)

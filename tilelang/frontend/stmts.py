@@ -104,6 +104,9 @@ class StmtMixin:
                        f"{_target_words(target)}", self.spans.of(target), "not assignable")
         name = str(target.children[0])
         tspan = self.spans.of(target)
+        fetched = self.fetch_assign(name, tspan, value_tree, span)   # old = T.atom_add(..)
+        if fetched is not None:
+            return fetched
         alloc = self._alloc_call(value_tree)
         if alloc is not None:
             self._check_new_buffer(name, tspan)

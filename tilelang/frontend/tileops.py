@@ -163,7 +163,8 @@ class TileOpMixin:
 
     def _atomic(self, op, tree, span):
         name = f"T.atomic_{op}"
-        args = bind(Sig(name, (("dst", REQUIRED), ("value", REQUIRED))), tree, self.spans)
+        args = bind(Sig(name, (("dst", REQUIRED), ("value", REQUIRED)),
+                        ignored=("memory_order", "return_prev", "use_tma")), tree, self.spans)
         value_tree = args["value"]
         if self._is_tile(value_tree):
             src = region_arg(self, value_tree, f"the value of {name}")

@@ -91,7 +91,9 @@ class Unary(Expr):
 
 # Intrinsic calls (printed T.<name>(...)): math on floats and a few integer helpers.
 INTRINSICS = ("exp", "exp2", "log", "log2", "sqrt", "rsqrt", "tanh", "sigmoid", "abs",
-              "ceildiv", "floor", "ceil", "erf")
+              "ceildiv", "floor", "ceil", "erf", "get_rank", "get_num_ranks")
+# T.get_rank() / T.get_num_ranks(): int32, read from the launch's rank table
+RANK_QUERIES = ("get_rank", "get_num_ranks")
 
 
 @dataclass(frozen=True)
@@ -308,6 +310,83 @@ class Prefetch(Stmt):
     span: Span = _span()
 
 
+# ----------------------------------------------------------------------------- multi-rank
+# Spelled as TileScale spells them. A `pe` is a rank; -1 means this rank. Buffers reached
+# on a peer live in a symmetric heap (same offset on every rank): the rank table, a
+# launch argument, says where each peer's heap is mapped in this process.
+
+@dataclass(frozen=True)
+class PeerCopy(Stmt):
+    """`T.put_block(T.address_of(src[..]), T.address_of(dst[..]), size, dst_pe)` (kind
+    "put": dst is on rank `pe`) or `T.get_block(..., src_pe)` (kind "get": src is on rank
+    `pe`): `size` contiguous elements from the start elements given, same dtype."""
+    kind: str                        # "put" | "get"
+    src: Buffer
+    src_indices: tuple[Expr, ...]
+    dst: Buffer
+    dst_indices: tuple[Expr, ...]
+    size: Expr
+    pe: Expr
+    span: Span = _span()
+
+    @property
+    def remote(self) -> Buffer:
+        return self.dst if self.kind == "put" else self.src
+
+
+SIGNAL_OPS = ("set", "add")
+
+
+@dataclass(frozen=True)
+class SignalOp(Stmt):
+    """`T.signal_op(sig[i], value, "set" | "add", pe)` (`T.st(sig[i], value, dst_pe=pe)`
+    is "set"): a release store / atomic add of one integer element on rank `pe`."""
+    op: str
+    buffer: Buffer
+    indices: tuple[Expr, ...]
+    value: Expr
+    pe: Expr
+    span: Span = _span()
+
+
+WAIT_CMPS = ("eq", "ne", "ge", "le", "gt", "lt")
+
+
+@dataclass(frozen=True)
+class Wait(Stmt):
+    """`T.wait_<cmp>(sig[i], expected, peer)`: spins (then backs off) until the element on
+    rank `pe` compares `cmp` to `expected`; gives up after the run's timeout."""
+    cmp: str
+    buffer: Buffer
+    indices: tuple[Expr, ...]
+    expected: Expr
+    pe: Expr
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Barrier(Stmt):
+    """`T.barrier_blocks(bar)`: every rank reaches it (bar: int32 symmetric, one word per
+    rank; each arrival adds 1 to its word on every rank, then waits for all words)."""
+    buffer: Buffer
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class AtomicFetch(Stmt):
+    """`var = T.atomic_add(buf[i], value, return_prev=True)`: an atomic read-modify-write
+    that binds the previous value (like a Let) for the rest of the block."""
+    var: Var
+    op: str
+    buffer: Buffer
+    indices: tuple[Expr, ...]
+    value: Expr
+    span: Span = _span()
+
+
+RANK_STMTS = (PeerCopy, SignalOp, Wait, Barrier)
+
+
 # ----------------------------------------------------------------------------- functions
 
 @dataclass(frozen=True)
@@ -345,4 +424,4 @@ class Module(Node):
         raise KeyError(name)
 
 
-__all__ = ["Span", "Node", "Expr", "Const", "Var", "Binary", "Unary", "Call", "Cast", "Select", "Buffer", "Load", "Stmt", "Seq", "Let", "Alloc", "Store", "Atomic", "For", "If", "Region", "Copy", "Gemm", "Fill", "Reduce", "TileAtomic", "Prefetch", "Kernel", "PrimFunc", "Module", "NO_SPAN", "BINARY_OPS", "COMPARISONS", "INTRINSICS", "SCOPES", "ATOMIC_OPS", "LOOP_KINDS", "REDUCE_KINDS"]
+__all__ = ["Span", "Node", "Expr", "Const", "Var", "Binary", "Unary", "Call", "Cast", "Select", "Buffer", "Load", "Stmt", "Seq", "Let", "Alloc", "Store", "Atomic", "For", "If", "Region", "Copy", "Gemm", "Fill", "Reduce", "TileAtomic", "Prefetch", "Kernel", "PrimFunc", "Module", "NO_SPAN", "PeerCopy", "SignalOp", "Wait", "Barrier", "AtomicFetch", "RANK_STMTS", "RANK_QUERIES", "SIGNAL_OPS", "WAIT_CMPS", "BINARY_OPS", "COMPARISONS", "INTRINSICS", "SCOPES", "ATOMIC_OPS", "LOOP_KINDS", "REDUCE_KINDS"]

@@ -25,7 +25,8 @@ import math
 from .. import dtypes
 from .nodes import (Node, Expr, Const, Var, Binary, Unary, Call, Cast, Select, Buffer, Load,
                     Stmt, Seq, Let, Alloc, Store, Atomic, For, If, Region, Copy, Gemm, Fill,
-                    Prefetch, Reduce, TileAtomic, Kernel, PrimFunc, Module, COMPARISONS)
+                    Prefetch, Reduce, TileAtomic, Kernel, PrimFunc, Module, COMPARISONS,
+                    PeerCopy, SignalOp, Wait, Barrier, AtomicFetch)
 
 _PREC = {"or": 1, "and": 2, "+": 6, "-": 6, "*": 7, "/": 7, "//": 7, "%": 7}
 _CMP, _NOT, _UNARY, _ATOM = 4, 3, 8, 9
@@ -161,7 +162,31 @@ def _simple(s: Stmt) -> str:
     if isinstance(s, TileAtomic):
         src, dst = _region_pair(s.src, s.dst)
         return f"T.atomic_{s.op}({dst}, {src})"
+    text = _rank_stmt(s)
+    if text is not None:
+        return text
     raise TypeError(f"cannot print statement {type(s).__name__}")
+
+
+def _rank_stmt(s: Stmt) -> str | None:
+    """The multi-rank statements, in TileScale's spelling."""
+    if isinstance(s, PeerCopy):
+        src = f"T.address_of({_element(s.src, s.src_indices)})"
+        dst = f"T.address_of({_element(s.dst, s.dst_indices)})"
+        pe = "dst_pe" if s.kind == "put" else "src_pe"
+        return f"T.{s.kind}_block({src}, {dst}, {_expr(s.size)[0]}, {pe}={_expr(s.pe)[0]})"
+    if isinstance(s, SignalOp):
+        return (f"T.signal_op({_element(s.buffer, s.indices)}, "
+                f"{_expr(s.value, s.buffer.dtype)[0]}, \"{s.op}\", {_expr(s.pe)[0]})")
+    if isinstance(s, Wait):
+        return (f"T.wait_{s.cmp}({_element(s.buffer, s.indices)}, "
+                f"{_expr(s.expected, s.buffer.dtype)[0]}, {_expr(s.pe)[0]})")
+    if isinstance(s, Barrier):
+        return f"T.barrier_blocks({s.buffer.name})"
+    if isinstance(s, AtomicFetch):
+        return (f"{s.var.name} = T.atomic_{s.op}({_element(s.buffer, s.indices)}, "
+                f"{_expr(s.value, s.buffer.dtype)[0]}, return_prev=True)")
+    return None
 
 
 def _alloc(s: Alloc) -> str:

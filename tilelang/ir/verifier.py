@@ -12,7 +12,8 @@ from ..diagnostics import InternalError
 from .nodes import (Node, Expr, Const, Var, Binary, Unary, Call, Cast, Select, Buffer, Load,
                     Stmt, Seq, Let, Alloc, Store, Atomic, For, If, Region, Copy, Gemm, Fill,
                     Reduce, TileAtomic, Prefetch, Kernel, PrimFunc, Module, NO_SPAN, BINARY_OPS,
-                    COMPARISONS, INTRINSICS, SCOPES, ATOMIC_OPS, LOOP_KINDS, REDUCE_KINDS)
+                    COMPARISONS, INTRINSICS, SCOPES, ATOMIC_OPS, LOOP_KINDS, REDUCE_KINDS,
+                    PeerCopy, SignalOp, Wait, Barrier, AtomicFetch, SIGNAL_OPS, WAIT_CMPS, RANK_QUERIES)
 
 _LOGICAL = ("and", "or")
 _INT_ONLY_CALLS = ("ceildiv",)
@@ -291,6 +292,66 @@ class _FuncVerifier:
             _fail(s, f"reduction of {s.src.name!r} along dim {s.dim} into "
                      f"{s.dst.name!r}: destination shape does not match")
 
+    # ------------------------------------------------------------------ multi-rank
+
+    def _pe(self, scope: _Scope, s: Stmt) -> None:
+        self.expr(scope, s.pe)
+        if s.pe.dtype != "int32":
+            _fail(s, f"peer rank of {type(s).__name__} is {s.pe.dtype}, expected int32")
+
+    def stmt_PeerCopy(self, scope: _Scope, s: PeerCopy) -> None:
+        self.tile_op(s)
+        if s.kind not in ("put", "get"):
+            _fail(s, f"unknown peer copy kind {s.kind!r}")
+        for buf, idx in ((s.src, s.src_indices), (s.dst, s.dst_indices)):
+            self.access(scope, buf, idx, s)
+            if buf.scope != "global":
+                _fail(s, f"peer copy of {buf.name!r}, a {buf.scope} buffer")
+        if s.src.dtype != s.dst.dtype:
+            _fail(s, f"peer copy from {s.src.dtype} to {s.dst.dtype}")
+        self.expr(scope, s.size)
+        if not dtypes.is_int(s.size.dtype):
+            _fail(s, "peer copy size is not an integer")
+        self._pe(scope, s)
+
+    def _signal(self, scope: _Scope, s: Stmt, value: Expr) -> None:
+        self.tile_op(s)
+        self.access(scope, s.buffer, s.indices, s)
+        if s.buffer.scope != "global" or s.buffer.dtype not in ("int32", "int64"):
+            _fail(s, f"signal {s.buffer.name!r} must be an int32/int64 global tensor")
+        self.expr(scope, value)
+        if value.dtype != s.buffer.dtype:
+            _fail(s, f"signal value is {value.dtype}, signal {s.buffer.name!r} is "
+                     f"{s.buffer.dtype}")
+        self._pe(scope, s)
+
+    def stmt_SignalOp(self, scope: _Scope, s: SignalOp) -> None:
+        if s.op not in SIGNAL_OPS:
+            _fail(s, f"unknown signal op {s.op!r}")
+        self._signal(scope, s, s.value)
+
+    def stmt_Wait(self, scope: _Scope, s: Wait) -> None:
+        if s.cmp not in WAIT_CMPS:
+            _fail(s, f"unknown wait comparison {s.cmp!r}")
+        self._signal(scope, s, s.expected)
+
+    def stmt_Barrier(self, scope: _Scope, s: Barrier) -> None:
+        self.tile_op(s)
+        self.use_buffer(scope, s.buffer, s)
+        if s.buffer.scope != "global" or s.buffer.dtype != "int32" or s.buffer.ndim != 1:
+            _fail(s, f"barrier {s.buffer.name!r} must be a 1-d int32 global tensor")
+
+    def stmt_AtomicFetch(self, scope: _Scope, s: AtomicFetch) -> None:
+        self.tile_op(s)
+        if s.op not in ATOMIC_OPS:
+            _fail(s, f"unknown atomic op {s.op!r}")
+        self.access(scope, s.buffer, s.indices, s)
+        self.expr(scope, s.value)
+        if s.value.dtype != s.buffer.dtype or s.var.dtype != s.buffer.dtype:
+            _fail(s, f"atomic fetch on {s.buffer.dtype} buffer {s.buffer.name!r} with "
+                     f"{s.value.dtype} value into {s.var.dtype} variable")
+        self.bind_var(scope, s.var, s)
+
     # ------------------------------------------------------------------ expressions
 
     def access(self, scope: _Scope, buf: Buffer, indices, at: Node) -> None:
@@ -357,7 +418,7 @@ class _FuncVerifier:
     def expr_Call(self, scope: _Scope, e: Call) -> None:
         if e.name not in INTRINSICS:
             _fail(e, f"unknown intrinsic {e.name!r}")
-        want = 2 if e.name == "ceildiv" else 1
+        want = 2 if e.name == "ceildiv" else 0 if e.name in RANK_QUERIES else 1
         if len(e.args) != want:
             _fail(e, f"T.{e.name} takes {want} arguments, got {len(e.args)}")
         for a in e.args:

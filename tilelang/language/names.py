@@ -7,11 +7,15 @@ DTYPE_NAMES = ("float64", "float32", "float16", "bfloat16", "float8_e4m3", "floa
 # T.<name>(...) in expressions -> value
 EXPR_FUNCS = ("exp", "exp2", "log", "log2", "sqrt", "rsqrt", "tanh", "sigmoid", "abs",
               "floor", "ceil", "erf", "ceildiv", "max", "min", "if_then_else", "infinity",
-              "cast")
+              "cast", "get_rank", "get_num_ranks", "address_of")
+# multi-rank statements, spelled as TileScale spells them (docs/multirank.md)
+RANK_OPS = ("put_block", "get_block", "put_warp", "get_warp", "st", "signal_op",
+            "wait_eq", "wait_ne", "wait_ge", "wait_le", "wait_gt", "wait_lt",
+            "barrier_blocks", "sync_blocks", "atom_add")
 # T.<name>(...) as statements
 TILE_OPS = ("copy", "gemm", "fill", "clear", "reduce_sum", "reduce_max", "reduce_min",
             "reduce_abssum", "reduce_absmax", "atomic_add", "atomic_max", "atomic_min",
-            "prefetch")
+            "prefetch") + RANK_OPS
 ALLOCS = ("alloc_shared", "alloc_fragment", "alloc_local", "alloc_var", "alloc_global")
 # for v in T.<name>(...)
 LOOP_ITERS = ("Parallel", "parallel", "Pipelined", "serial", "unroll", "vectorized")

@@ -36,7 +36,7 @@ class Kernel:
         self._owner = owner                        # keeps the code mapped while we live
         # Declared with the exact args-array type: ctypes then passes the array without
         # converting it (the cheapest argument conversion it has).
-        args_t = slots_type(len(spec.params) + len(spec.symbols) + len(spec.workspaces))
+        args_t = slots_type(spec.num_slots)
         i64 = ctypes.c_int64
         self._blocks = ctypes.CFUNCTYPE(None, args_t, i64, i64)(blocks_addr)
         self._num_blocks = ctypes.CFUNCTYPE(i64, args_t)(num_blocks_addr)
@@ -45,6 +45,10 @@ class Kernel:
         self._num_threads = None if num_threads is None else check_num_threads(num_threads)
         self._plans: dict = {}
         self._plan: BindingPlan | None = None      # for the default out_idx, built lazily
+        self._ranks = None
+        if spec.ranks is not None:                 # the rank table: ranks/kernels.py
+            from .ranks.kernels import RankLaunch
+            self._ranks = RankLaunch(spec)
 
     @property
     def params(self):
@@ -94,7 +98,12 @@ class Kernel:
             num_threads = self._num_threads
         else:
             check_num_threads(num_threads)
-        launch(self._blocks, self._num_blocks, slots, num_threads)
+        if self._ranks is None:
+            launch(self._blocks, self._num_blocks, slots, num_threads)
+        else:
+            table = self._ranks.prepare(plan, slots, keep[0])
+            launch(self._blocks, self._num_blocks, slots, num_threads)
+            self._ranks.check(table, plan, keep[0])
         del keep                                   # arrays stayed alive through the launch
         return result
 

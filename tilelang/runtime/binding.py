@@ -101,7 +101,7 @@ class BindingPlan:
         self._pos = {name: k for k, name in enumerate(self.names)}
         self._outputs = {spec.params[i].name for i in self.out_idx}
         n_params, n_syms = len(spec.params), len(spec.symbols)
-        self.n_slots = n_params + n_syms + len(spec.workspaces)
+        self.n_slots = spec.num_slots
         self._array_type = slots_type(self.n_slots)
         self._sym_slot0 = n_params
         sym_index = {s: k for k, s in enumerate(spec.symbols)}

@@ -43,6 +43,15 @@ class BufferSpec:
 
 
 @dataclass(frozen=True)
+class RankSpec:
+    """A multi-rank kernel: the tensors it reaches on peers (they must live in one
+    symmetric heap) and its statements that may fail at run time (`sites`: dicts with
+    op, buffer and where, indexed by the rank table's ERR_SITE)."""
+    symmetric: tuple
+    sites: tuple
+
+
+@dataclass(frozen=True)
 class KernelSpec:
     name: str
     params: tuple                  # of ParamSpec
@@ -52,6 +61,12 @@ class KernelSpec:
     threads: int | None
     raw: dict                      # the manifest entry as read
     lets: tuple = ()               # (name, SizeExpr) computed from symbols and scalars
+    ranks: "RankSpec | None" = None  # multi-rank kernels: one more slot, the rank table
+
+    @property
+    def num_slots(self) -> int:
+        return len(self.params) + len(self.symbols) + len(self.workspaces) + \
+            (self.ranks is not None)
 
     def signature(self) -> str:
         parts = []
@@ -113,7 +128,22 @@ def _kernel(entry, where: str) -> KernelSpec:
     return KernelSpec(name, params, tuple(symbols), workspaces,
                       tuple(str(g) for g in entry.get("grid", [])),
                       threads if isinstance(threads, int) else None, entry,
-                      _lets(entry, ctx))
+                      _lets(entry, ctx), _ranks(entry, pnames, ctx))
+
+
+def _ranks(entry: dict, pnames: list, ctx: str) -> RankSpec | None:
+    ranks = entry.get("ranks")
+    if ranks is None:
+        return None
+    if not isinstance(ranks, dict):
+        raise ArtifactError(f"{ctx}: 'ranks' must be an object")
+    symmetric = ranks.get("symmetric", [])
+    if not (isinstance(symmetric, list) and all(n in pnames for n in symmetric)):
+        raise ArtifactError(f"{ctx}: 'ranks.symmetric' must list parameter names")
+    sites = ranks.get("sites", [])
+    if not (isinstance(sites, list) and all(isinstance(x, dict) for x in sites)):
+        raise ArtifactError(f"{ctx}: 'ranks.sites' must be a list of objects")
+    return RankSpec(tuple(symmetric), tuple(sites))
 
 
 def _list(entry: dict, key: str, ctx: str) -> list:

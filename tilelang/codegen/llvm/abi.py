@@ -6,7 +6,8 @@
     name              void (T0 *p0, ..., int64_t sym0, ...): the whole grid, for C callers
 
 `args` slots: one per parameter (tensor address; integer/bool sign-extended; float as the
-bits of a double), one per symbolic size, one per global workspace.
+bits of a double), one per symbolic size, one per global workspace, and for a kernel that
+uses ranks (T.get_rank, T.put_block, ...) a last one: the address of the rank table.
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from ...ir.nodes import Alloc, Buffer, Kernel, Let, PrimFunc, Seq
 from . import convert
 from .arena import declare_arenas, mark_disjoint
 from .context import BufferSlot, FuncContext, entry_alloca, internal, user_error
+from .ranks import rank_sites, uses_ranks
 from .stmt import StmtEmitter
 from .types import F32, F64, I8, I64, PTR, VOID, compute_type
 from ...diagnostics import codes_codegen as codes
@@ -117,6 +119,8 @@ def _unpack(em: StmtEmitter, func: PrimFunc, args, prologue) -> list:
     base += len(func.symbols)
     for k, _ in enumerate(workspaces(prologue)):
         values.append(b.inttoptr(_load_slot(b, args, base + k), PTR))
+    if uses_ranks(func):
+        values.append(b.inttoptr(_load_slot(b, args, base + len(workspaces(prologue))), PTR))
     return values
 
 
@@ -134,13 +138,19 @@ def _bind_all(em: StmtEmitter, func: PrimFunc, prologue, values) -> None:
         em.ctx.env[sym] = convert.cast(em.b, next(it), "int64", sym.dtype)
     for buf, ptr in tensors:
         _bind_tensor(em, buf, ptr)
-    _run_prologue(em, prologue, list(it))
+    rest = list(it)
+    if uses_ranks(func):
+        em.ctx.rank_table = rest.pop()
+        em.ctx.rank_sites = {id(n): i for i, n in enumerate(rank_sites(func))}
+    _run_prologue(em, prologue, rest)
 
 
 def _impl_types(func: PrimFunc, prologue) -> list:
     tys = [PTR if isinstance(p, Buffer) else compute_type(p.dtype) for p in func.params]
     tys += [I64] * len(func.symbols)
     tys += [PTR] * len(workspaces(prologue))
+    if uses_ranks(func):
+        tys.append(PTR)                       # the rank table
     return tys
 
 
@@ -226,23 +236,28 @@ def _c_param_value(b: ir.IRBuilder, value, param) -> ir.Value:
 
 def _emit_c_entry(module, func, prologue, blocks, num_blocks) -> ir.Function:
     ptys = [PTR if isinstance(p, Buffer) else c_scalar_type(p.dtype) for p in func.params]
-    fn, ctx, em = _function(module, func.name, VOID, ptys + [I64] * len(func.symbols))
+    ranked = uses_ranks(func)
+    fn, ctx, em = _function(module, func.name, VOID,
+                            ptys + [I64] * len(func.symbols) + [PTR] * ranked)
     b, ws = em.b, workspaces(prologue)
-    nslots = len(func.params) + len(func.symbols) + len(ws)
+    nslots = len(func.params) + len(func.symbols) + len(ws) + ranked
     args = entry_alloca(ctx, ir.ArrayType(I64, max(1, nslots)), "args", 8)
 
     def put(i, v):
         b.store(v, b.gep(args, [ir.Constant(I64, i)], inbounds=True, source_etype=I64), align=8)
 
     params = fn.args[:len(func.params)]
-    syms = fn.args[len(func.params):]
+    syms = fn.args[len(func.params):len(func.params) + len(func.symbols)]
+    if ranked:       # the C caller passes the rank table last
+        put(nslots - 1, b.ptrtoint(fn.args[-1], I64))
     for i, (p, v) in enumerate(zip(func.params, params)):
         put(i, _to_slot(b, v, p))
     for j, v in enumerate(syms):
         put(len(func.params) + j, v)
     # the workspace sizes may use scalars, symbols and prologue values: bind them
     _bind_all(em, func, [s for s in prologue if isinstance(s, Let)],
-              [_c_param_value(b, v, p) for p, v in zip(func.params, params)] + list(syms))
+              [_c_param_value(b, v, p) for p, v in zip(func.params, params)] + list(syms)
+              + [fn.args[-1]] * ranked)
     ptrs = _alloc_workspaces(em, prologue, ws, put, len(func.params) + len(func.symbols))
     n = b.call(num_blocks, [args])
     b.call(blocks, [args, ir.Constant(I64, 0), n])

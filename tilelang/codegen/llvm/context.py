@@ -28,6 +28,8 @@ class FuncContext:
     arenas: dict = field(default_factory=dict)       # scope -> arena base (arena.py)
     arena_bases: dict = field(default_factory=dict)  # id(base) -> (scope, lo, hi) bytes
     loop_count: int = 0
+    rank_table: ir.Value | None = None              # multi-rank kernels (ranks.py)
+    rank_sites: dict = field(default_factory=dict)   # id(node) -> manifest site index
 
     def new_block(self, name: str) -> ir.Block:
         return self.fn.append_basic_block(name)

@@ -11,7 +11,7 @@ from llvmlite import ir
 from ... import dtypes
 from ...diagnostics import codes_codegen as codes
 from ...ir.nodes import (Binary, Buffer, Call, Cast, Const, Load, Select, Unary, Var,
-                         COMPARISONS)
+                         COMPARISONS, RANK_QUERIES)
 from ...ir.visitor import walk
 from . import convert, intrinsics
 from .context import FuncContext, internal, user_error
@@ -280,6 +280,8 @@ class ExprEmitter:
     # ------------------------------------------------------------------ calls
 
     def _Call(self, e: Call) -> ir.Value:
+        if e.name in RANK_QUERIES:
+            return self.rank_query(e.name)          # ranks.py: read from the rank table
         args = [self.expr_as(a, e.dtype) for a in e.args]
         if e.name == "ceildiv" and dtypes.is_int(e.dtype):
             return self._int_ceildiv(args[0], args[1], is_unsigned(e.dtype))

@@ -33,6 +33,9 @@ def _kernel_decls(k: dict) -> list[str]:
             docs.append(f" *   {p['name']}: {p['dtype']} scalar")
     args += [f"int64_t {s}" for s in k["symbols"]]
     docs += [f" *   {s}: symbolic size" for s in k["symbols"]]
+    if "ranks" in k:
+        args.append("int64_t *rank_table")
+        docs.append(" *   rank_table: the multi-rank launch table (docs/multirank.md)")
     ws = k.get("workspaces", [])
     lines = [f"/* {name}: grid ({', '.join(k['grid'])}), threads={k['threads']}", *docs]
     if ws:
@@ -44,7 +47,8 @@ def _kernel_decls(k: dict) -> list[str]:
         lines.append(f" * Block-local memory: {sum(a['bytes'] for a in arenas)} bytes of stack "
                      f"per call (" + ", ".join(f"{a['scope']} {a['bytes']}" for a in arenas)
                      + "); run it on a thread whose stack has room.")
-    lines.append(" * `args` slots: parameters, then symbolic sizes, then workspaces. */")
+    lines.append(" * `args` slots: parameters, then symbolic sizes, then workspaces"
+                 + (", then the rank table. */" if "ranks" in k else ". */"))
     lines.append(f"void {name}({', '.join(args) or 'void'});")
     lines.append(f"void {name}__blocks(const int64_t *args, int64_t begin, int64_t end);")
     lines.append(f"int64_t {name}__num_blocks(const int64_t *args);")

@@ -8,11 +8,12 @@ from __future__ import annotations
 import json
 
 from ... import dtypes
-from ...ir.nodes import (Atomic, Binary, Buffer, Call, Cast, Const, Let, Load, Module, PrimFunc,
-                         Store, Unary, Var)
+from ...ir.nodes import (Atomic, AtomicFetch, Barrier, Binary, Buffer, Call, Cast, Const, Let,
+                         Load, Module, PeerCopy, PrimFunc, SignalOp, Store, Unary, Var, Wait)
 from ...ir.visitor import walk
 from .abi import split_body, workspaces
 from .arena import arena_sizes
+from .ranks import rank_sites, symmetric_buffers, uses_ranks
 from .target import TargetSpec
 
 FORMAT = 1
@@ -77,6 +78,14 @@ def _access(func: PrimFunc) -> dict:
             reads.add(n.buffer.name)
         elif isinstance(n, (Store, Atomic)):
             writes.add(n.buffer.name)
+        elif isinstance(n, PeerCopy):
+            reads.add(n.src.name)
+            writes.add(n.dst.name)
+        elif isinstance(n, (SignalOp, Barrier, AtomicFetch)):
+            reads.add(n.buffer.name)
+            writes.add(n.buffer.name)
+        elif isinstance(n, Wait):
+            reads.add(n.buffer.name)
     return {name: ("readwrite" if name in reads else "write") if name in writes else "read"
             for name in reads | writes}
 
@@ -95,7 +104,7 @@ def kernel_entry(func: PrimFunc) -> dict:
     access = _access(func)
     lets = [{"name": s.var.name, "expr": format_expr(s.value)} for s in prologue
             if isinstance(s, Let) and dtypes.is_int(s.var.dtype) and is_size_expr(s.value)]
-    return {
+    entry = {
         "name": func.name,
         "params": [_param(p, access) for p in func.params],
         "symbols": [s.name for s in func.symbols],
@@ -108,6 +117,23 @@ def kernel_entry(func: PrimFunc) -> dict:
         "arenas": [{"scope": scope, "bytes": size, "align": align}
                    for scope, (size, align) in arena_sizes(kernel).items()],
     }
+    if uses_ranks(func):
+        entry["ranks"] = {"symmetric": symmetric_buffers(func),
+                          "sites": [_site(n) for n in rank_sites(func)]}
+    return entry
+
+
+def _site(n) -> dict:
+    """What the runtime says about a multi-rank statement that failed at run time."""
+    if isinstance(n, PeerCopy):
+        op, buf = f"T.{n.kind}_block", n.remote.name
+    elif isinstance(n, SignalOp):
+        op, buf = f"T.signal_op({n.op!r})", n.buffer.name
+    elif isinstance(n, Wait):
+        op, buf = f"T.wait_{n.cmp}", n.buffer.name
+    else:
+        op, buf = "T.barrier_blocks", n.buffer.name
+    return {"op": op, "buffer": buf, "where": str(n.span)}
 
 
 def build_manifest(module: Module, target: TargetSpec) -> dict:

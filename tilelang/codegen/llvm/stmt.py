@@ -16,6 +16,7 @@ from ...diagnostics import codes_codegen as codes
 from ...ir.nodes import (Alloc, Atomic, Binary, Const, For, If, Let, Load, Prefetch, Seq,
                          Store)
 from . import arena, convert, microkernel, prefetch
+from .ranks import RankEmitter
 from .context import BufferSlot, entry_alloca, user_error
 from .expr import ExprEmitter
 from .metadata import loop_metadata
@@ -24,7 +25,7 @@ from .types import I64, compute_type, storage_type
 LOCAL_ALIGN = 64   # allocas are created with this alignment, so it may be claimed
 
 
-class StmtEmitter(ExprEmitter):
+class StmtEmitter(ExprEmitter, RankEmitter):
 
     def stmt(self, s) -> None:
         method = getattr(self, "_s_" + type(s).__name__, None)

@@ -1,0 +1,419 @@
+"""`tilelang.ep.Buffer`: DeepEP's Buffer API over tile-language kernels and symmetric
+heaps. Code written for DeepEP runs with the import, the tensors and the process group
+changed (docs/ep.md). Every call is a collective: all ranks make the same calls, in the
+same order.
+
+A dispatch runs: the layout kernel on topk_idx (the routing check), `notify` (each rank
+puts its counts into every peer's heap, then a barrier; MPI all-gathers them across
+hosts), one plan computed identically on every rank (plan.py), `send_slots`, the
+dispatch kernels writing each token straight into its receivers' heaps (MPI carries
+rows between hosts), a barrier, and `localize_topk` on the received rows. `recv_x` is a
+view of the heap, valid until the next dispatch (`copy=True` for a copy).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes
+from ..ops.ep import combine_kernels, dispatch_kernels, layout_kernels
+from . import transport
+from .arrays import check, from_numpy, to_numpy
+from .errors import BufferTooSmallError, RoutingError
+from .events import Config, EventOverlap
+from .handle import Handle
+from .plan import Plan
+
+_X_KINDS = ("bfloat16", "float32")
+_HEAD = 4                     # row words before the counts: invalid, first bad, mismatch, E
+_MIN_BYTES = 1 << 20
+
+
+class Buffer:
+    num_sms: int = 20
+    DEFAULT_MAX_TOKENS = 4096
+    MAX_EXPERTS = 4096
+
+    def __init__(self, group=None, num_nvl_bytes: int = 0, num_rdma_bytes: int = 0,
+                 low_latency_mode: bool = False, num_qps_per_rank: int = 24,
+                 allow_nvlink_for_low_latency_mode: bool = True, allow_mnnvl: bool = False,
+                 explicitly_destroy: bool = False, enable_shrink: bool = False, comm=None):
+        if group is None:
+            if comm is None:
+                raise ValueError("Buffer needs a process group (tilelang.ep.init()) or an "
+                                 "mpi4py communicator (comm=)")
+            from ..runtime.ranks.mpi import mpi_group
+            group = mpi_group(comm)
+        self.group = group
+        self.rank, self.group_size = group.rank(), group.size()
+        self.num_nvl_bytes, self.num_rdma_bytes = int(num_nvl_bytes), int(num_rdma_bytes)
+        n = self.group_size
+        self._width_max = _HEAD + n + self.MAX_EXPERTS
+        fixed = 2 * 4096 + n * self._width_max * 4
+        size = max(self.num_nvl_bytes, self.num_rdma_bytes, _MIN_BYTES)
+        self.heap = group.heap(fixed + size)
+        self._barrier = self.heap.alloc((n,), np.int32)
+        self._meta = self.heap.alloc((n * self._width_max,), np.int32)
+        self._start = self.heap.mark()
+        self._dispatch_end = self._start
+        self._on_host = np.array([group.is_local(r) for r in range(n)], np.int32)
+        self._placements: dict = {}
+
+    # -- DeepEP's static helpers ----------------------------------------------------------
+
+    @staticmethod
+    def is_sm90_compiled() -> bool:
+        return True          # the fp8 paths exist here
+
+    @staticmethod
+    def set_num_sms(new_num_sms: int) -> None:
+        if new_num_sms % 2 != 0:
+            raise ValueError("the number of SMs must be even")
+        Buffer.num_sms = new_num_sms
+
+    @staticmethod
+    def capture() -> EventOverlap:
+        return EventOverlap()
+
+    @staticmethod
+    def get_dispatch_config(num_ranks: int) -> Config:
+        return Config(Buffer.num_sms, 6, 256, 6, 128)
+
+    @staticmethod
+    def get_combine_config(num_ranks: int) -> Config:
+        return Config(Buffer.num_sms, 6, 256, 6, 128)
+
+    @staticmethod
+    def get_buffer_size_hint(num_max_tokens: int, hidden: int, num_ranks: int,
+                             num_topk: int = 8, x_bytes: int = 2) -> int:
+        """`num_nvl_bytes` for dispatch + combine when every rank sends up to
+        `num_max_tokens` tokens to every rank (the worst case)."""
+        rows = num_max_tokens * num_ranks
+        per_row = hidden * x_bytes + num_topk * 12 + (hidden // 128 + 1) * 4
+        return 2 * rows * per_row + (1 << 20)
+
+    @staticmethod
+    def get_low_latency_rdma_size_hint(num_max_dispatch_tokens_per_rank: int, hidden: int,
+                                       num_ranks: int, num_experts: int) -> int:
+        return Buffer.get_buffer_size_hint(num_max_dispatch_tokens_per_rank, hidden,
+                                           num_ranks)
+
+    def get_local_buffer_tensor(self, dtype, size=None, offset: int = 0,
+                                use_rdma_buffer: bool = False) -> np.ndarray:
+        """This rank's part of the heap after the control words, as `dtype`."""
+        dt = np.dtype(dtype)
+        count = (self.heap.nbytes - self._start - offset) // dt.itemsize
+        view = self.heap.view(self._start + offset, (count,), dt)
+        return view if size is None else view[:int(np.prod(size))].reshape(size)
+
+    def get_comm_stream(self):
+        return None
+
+    def destroy(self) -> None:
+        self.group.barrier("Buffer.destroy")
+        self.heap.close()
+
+    # -- expert placement -----------------------------------------------------------------
+
+    def set_expert_placement(self, expert_rank) -> None:
+        """Experts on ranks: `expert_rank[e]` is the rank holding expert e (a load balancer
+        passes its physical placement; the default puts E/R consecutive experts on each
+        rank). Every rank sets the same placement."""
+        placement = np.ascontiguousarray(expert_rank, np.int32)
+        if placement.ndim != 1 or placement.size == 0 or placement.min() < 0 \
+                or placement.max() >= self.group_size:
+            raise ValueError(f"expert_rank must list a rank in 0..{self.group_size - 1} for "
+                             f"every expert, got {placement!r}")
+        self._placements[placement.size] = placement
+
+    def _placement(self, num_experts: int) -> tuple[np.ndarray, np.ndarray]:
+        """(expert_rank, expert_local): each expert's rank and index among its rank's."""
+        placement = self._placements.get(num_experts)
+        if placement is None:
+            if num_experts % self.group_size:
+                raise ValueError(f"num_experts={num_experts} is not a multiple of the "
+                                 f"{self.group_size} ranks; call set_expert_placement()")
+            placement = np.repeat(np.arange(self.group_size, dtype=np.int32),
+                                  num_experts // self.group_size)
+            self._placements[num_experts] = placement
+        local = np.zeros(num_experts, np.int32)
+        for r in range(self.group_size):
+            mine = np.flatnonzero(placement == r)
+            local[mine] = np.arange(mine.size)
+        return placement, local
+
+    # -- layout ---------------------------------------------------------------------------
+
+    def get_dispatch_layout(self, topk_idx, num_experts: int, previous_event=None,
+                            async_finish: bool = False, allocate_on_comm_stream: bool = False):
+        """(num_tokens_per_rank, num_tokens_per_rdma_rank, num_tokens_per_expert,
+        is_token_in_rank, event). Local; expert ids out of range are left out of the
+        counts here and fail the next dispatch on every rank."""
+        topk, as_torch = to_numpy(topk_idx, "topk_idx")
+        per_rank, per_expert, in_rank, _ = self._layout(topk, num_experts)
+        rdma = None
+        if self.group.num_hosts > 1:
+            hosts = np.asarray(self.group.hosts)
+            rdma = np.array([in_rank[:, hosts == h].any(axis=1).sum()
+                             for h in range(self.group.num_hosts)], np.int32)
+        return (from_numpy(per_rank, as_torch), from_numpy(rdma, as_torch),
+                from_numpy(per_expert, as_torch), from_numpy(in_rank, as_torch),
+                EventOverlap())
+
+    def _layout(self, topk: np.ndarray, num_experts: int):
+        topk = check(topk, "topk_idx", 2, ("int64",))
+        if not 0 < num_experts <= self.MAX_EXPERTS:
+            raise ValueError(f"num_experts must be in 1..{self.MAX_EXPERTS}, got {num_experts}")
+        placement, _ = self._placement(num_experts)
+        n = self.group_size
+        per_rank = np.zeros(n, np.int32)
+        per_expert = np.zeros(num_experts, np.int32)
+        in_rank = np.zeros((topk.shape[0], n), np.bool_)
+        invalid = np.array([0, np.iinfo(np.int32).max], np.int32)
+        layout_kernels()["dispatch_layout"](topk, placement, per_rank, per_expert, in_rank,
+                                            invalid)
+        return per_rank, per_expert, in_rank, invalid
+
+    # -- dispatch -------------------------------------------------------------------------
+
+    def dispatch(self, x, handle: Handle | None = None, num_tokens_per_rank=None,
+                 num_tokens_per_rdma_rank=None, is_token_in_rank=None,
+                 num_tokens_per_expert=None, topk_idx=None, topk_weights=None,
+                 expert_alignment: int = 1, num_worst_tokens: int = 0, config=None,
+                 previous_event=None, async_finish: bool = False,
+                 allocate_on_comm_stream: bool = False, copy: bool = False):
+        """(recv_x, recv_topk_idx, recv_topk_weights, num_recv_tokens_per_expert_list,
+        handle, event); recv_x is `(x_e4m3, scales)` for an fp8 pair. With `handle` the
+        routing of that dispatch is reused: (recv_x, None, None, None, None, event)."""
+        xs, as_torch = self._dispatch_input(x)
+        if handle is not None:
+            recv = self._move(xs, None, handle, num_worst_tokens)
+            out = self._recv_x(recv, xs, handle.plan.num_recv, num_worst_tokens, copy)
+            return from_numpy_tree(out, as_torch), None, None, None, None, EventOverlap()
+        if num_tokens_per_rank is None or is_token_in_rank is None \
+                or num_tokens_per_expert is None:
+            raise ValueError("dispatch needs num_tokens_per_rank, is_token_in_rank and "
+                             "num_tokens_per_expert (from get_dispatch_layout), or handle=")
+        num_tokens = xs[0].shape[0]
+        in_rank = check(to_numpy(is_token_in_rank, "is_token_in_rank")[0],
+                        "is_token_in_rank", 2, ("bool",), num_tokens, self.group_size)
+        per_rank = check(to_numpy(num_tokens_per_rank, "num_tokens_per_rank")[0],
+                         "num_tokens_per_rank", 1, ("int32", "int64"))
+        per_expert = check(to_numpy(num_tokens_per_expert, "num_tokens_per_expert")[0],
+                           "num_tokens_per_expert", 1, ("int32", "int64"))
+        topk = weights = None
+        row = np.zeros(_HEAD + self.group_size + per_expert.size, np.int32)
+        if topk_idx is not None:
+            topk = check(to_numpy(topk_idx, "topk_idx")[0], "topk_idx", 2, ("int64",),
+                         num_tokens)
+            weights = np.zeros(topk.shape, np.float32) if topk_weights is None else check(
+                to_numpy(topk_weights, "topk_weights")[0], "topk_weights", 2, ("float32",),
+                num_tokens, topk.shape[1])
+            mine_rank, mine_expert, mine_in, invalid = self._layout(topk, per_expert.size)
+            row[0], row[1] = invalid
+            row[2] = not (np.array_equal(mine_rank, per_rank) and
+                          np.array_equal(mine_expert, per_expert) and
+                          np.array_equal(mine_in, in_rank))
+        elif not np.array_equal(in_rank.sum(axis=0), per_rank):
+            row[2] = 1
+        row[3] = per_expert.size
+        row[_HEAD:_HEAD + self.group_size] = per_rank
+        row[_HEAD + self.group_size:] = per_expert
+        meta = self._notify(row)                            # also the start barrier
+        self._check_status(meta, per_expert.size)
+        counts = meta[:, _HEAD:_HEAD + self.group_size].astype(np.int64)
+        plan = Plan(counts, self.rank, tuple(self.group.hosts))
+        slots = np.empty(in_rank.shape, np.int32)
+        layout_kernels()["send_slots"](in_rank, slots)
+        handle = Handle(plan, slots, in_rank, per_expert.size, xs[0].shape[1])
+        recv = self._move(xs, (topk, weights), handle, num_worst_tokens, started=True)
+        num_recv = plan.num_recv
+        rx = self._recv_x(recv, xs, num_recv, num_worst_tokens, copy)
+        if topk is None:
+            return from_numpy_tree(rx, as_torch), None, None, [], handle, EventOverlap()
+        placement, local = self._placement(per_expert.size)
+        idx, w = recv["topk_idx"], recv["topk_weights"]
+        dispatch_kernels()["localize_topk"](idx[:num_recv], w[:num_recv], placement, local,
+                                            self.rank)
+        counts_e = self._recv_expert_counts(meta, placement, expert_alignment)
+        rows = num_worst_tokens or num_recv
+        if num_worst_tokens:
+            idx[num_recv:rows] = -1
+            w[num_recv:rows] = 0
+            counts_e = []
+        idx, w = idx[:rows], w[:rows]
+        if copy:
+            idx, w = idx.copy(), w.copy()
+        return (from_numpy_tree(rx, as_torch), from_numpy(idx, as_torch),
+                from_numpy(w, as_torch), counts_e, handle, EventOverlap())
+
+    def _dispatch_input(self, x) -> tuple:
+        if isinstance(x, tuple):
+            if len(x) != 2:
+                raise ValueError("an fp8 x is a pair (x_e4m3, scales)")
+            q = check(to_numpy(x[0], "x")[0], "x[0]", 2, ("float8_e4m3",))
+            scales = np.ascontiguousarray(to_numpy(x[1], "x[1]")[0])
+            check(scales, "x[1] (scales)", 2, ("float32",), q.shape[0],
+                  -(-q.shape[1] // 128))
+            return (q, scales), type(x[0]).__module__.startswith("torch")
+        a, as_torch = to_numpy(x, "x")
+        return (check(a, "x", 2, _X_KINDS),), as_torch
+
+    def _notify(self, row: np.ndarray) -> np.ndarray:
+        n = self.group_size
+        if row.size > self._width_max:
+            raise ValueError(f"at most {self.MAX_EXPERTS} experts")
+        meta = self._meta[:n * row.size].reshape(n, row.size)
+        dispatch_kernels()["notify"](row, meta, self._on_host, self._barrier)
+        out = meta.copy()
+        if self.group.num_hosts > 1:
+            out[:] = np.stack(self.group.comm.allgather(row))
+        return out
+
+    def _check_status(self, meta: np.ndarray, num_experts: int) -> None:
+        for s in range(self.group_size):
+            if meta[s, 3] != num_experts:
+                raise RoutingError(f"rank {self.rank}: dispatch stopped before any data "
+                                   f"moved: rank {s} dispatches over {meta[s, 3]} experts, "
+                                   f"this rank over {num_experts}", self.rank)
+        for s in range(self.group_size):
+            if meta[s, 0] > 0:
+                raise RoutingError(
+                    f"rank {self.rank}: dispatch stopped before any data moved: topk_idx "
+                    f"of rank {s} holds {meta[s, 0]} expert id(s) outside -1..{num_experts - 1}"
+                    f" (first at token {meta[s, 1]})", self.rank)
+        for s in range(self.group_size):
+            if meta[s, 2]:
+                raise RoutingError(
+                    f"rank {self.rank}: dispatch stopped before any data moved: the layout "
+                    f"tensors rank {s} passed disagree with its topk_idx (pass "
+                    f"get_dispatch_layout's results unchanged)", self.rank)
+
+    def _regions(self, specs: list, start: int, what: str) -> dict:
+        """Heap views for [(name, rows, cols, dtype)] from byte `start` (same on every
+        rank); a dispatch or combine that does not fit fails on every rank."""
+        views, at = {}, start
+        layout = []
+        for name, rows, cols, dt in specs:
+            at = -(-at // 256) * 256
+            layout.append((name, at, (rows, cols), dt))
+            at += rows * cols * np.dtype(dt).itemsize
+        if at > self.heap.nbytes:
+            raise BufferTooSmallError(
+                f"rank {self.rank}: this {what} needs {at} bytes of symmetric heap, the "
+                f"Buffer has {self.heap.nbytes}: create it with num_nvl_bytes >= {at} "
+                f"(Buffer.get_buffer_size_hint)", self.rank)
+        self.heap.commit(at)
+        for name, off, shape, dt in layout:
+            views[name] = self.heap.view(off, shape, dt)
+        views["_end"] = at
+        return views
+
+    def _move(self, xs: tuple, topk, handle: Handle, num_worst: int, started=False) -> dict:
+        plan, hidden = handle.plan, xs[0].shape[1]
+        if hidden != handle.hidden or xs[0].shape[0] != handle.slots.shape[0]:
+            raise ValueError(f"x is {xs[0].shape}; the handle routes "
+                             f"{handle.slots.shape[0]} tokens of hidden {handle.hidden}")
+        if num_worst and num_worst < plan.num_recv:
+            raise ValueError(f"num_worst_tokens={num_worst} is below the {plan.num_recv} "
+                             f"tokens rank {self.rank} receives")
+        rows = max(plan.recv_rows, num_worst) + plan.staging_rows
+        k = topk[0].shape[1] if topk is not None and topk[0] is not None else 0
+        specs = [("x", rows, hidden, xs[0].dtype)]
+        if len(xs) == 2:
+            specs.append(("scales", rows, xs[1].shape[1], np.float32))
+        if k:
+            specs += [("topk_idx", rows, k, np.int64), ("topk_weights", rows, k, np.float32)]
+        recv = self._regions(specs, self._start, "dispatch")
+        self._dispatch_end = recv["_end"]
+        lib = dispatch_kernels(dtypes.from_numpy(xs[0].dtype))
+        if not started:
+            lib["barrier"](self._barrier)
+        pe, base = plan.dispatch_targets()
+        if k:
+            lib["dispatch_x_topk"](xs[0], topk[0], topk[1], handle.slots, pe, base,
+                                   recv["x"], recv["topk_idx"], recv["topk_weights"])
+        else:
+            lib["dispatch_x"](xs[0], handle.slots, pe, base, recv["x"])
+        if len(xs) == 2:
+            lib["dispatch_scales"](xs[1], handle.slots, pe, base, recv["scales"])
+        if self.group.num_hosts > 1:
+            transport.dispatch_across_hosts(self.group, plan, recv)
+        lib["barrier"](self._barrier)
+        return recv
+
+    def _recv_x(self, recv: dict, xs: tuple, num_recv: int, num_worst: int, copy: bool):
+        rows = num_worst or num_recv
+        out = recv["x"][:rows]
+        if len(xs) == 2:
+            out = (out, recv["scales"][:rows])
+            return tuple(a.copy() for a in out) if copy else out
+        return out.copy() if copy else out
+
+    def _recv_expert_counts(self, meta, placement, alignment: int) -> list:
+        per_expert = meta[:, _HEAD + self.group_size:].astype(np.int64).sum(axis=0)
+        mine = per_expert[placement == self.rank]
+        if alignment > 1:
+            mine = -(-mine // alignment) * alignment
+        return [int(c) for c in mine]
+
+    # -- combine --------------------------------------------------------------------------
+
+    def combine(self, x, handle: Handle, topk_weights=None, bias=None, config=None,
+                previous_event=None, async_finish: bool = False,
+                allocate_on_comm_stream: bool = False):
+        """(combined_x, combined_topk_weights, event): each token's rows from the ranks
+        it went to, added in fp32 (no weights: the experts apply them); the weights
+        passed are summed the same way (None when not given)."""
+        if not isinstance(handle, Handle):
+            raise TypeError("combine needs the handle of a dispatch of this Buffer")
+        plan = handle.plan
+        a, as_torch = to_numpy(x, "x")
+        a = check(a, "x", 2, _X_KINDS, cols=handle.hidden)
+        if a.shape[0] < plan.num_recv:
+            raise ValueError(f"x has {a.shape[0]} rows; rank {self.rank} received "
+                             f"{plan.num_recv} tokens")
+        a = np.ascontiguousarray(a[:plan.num_recv])
+        w = np.zeros((plan.num_recv, 0), np.float32)
+        if topk_weights is not None:
+            w = check(to_numpy(topk_weights, "topk_weights")[0], "topk_weights", 2,
+                      ("float32",))
+            w = np.ascontiguousarray(w[:plan.num_recv])
+        k, hidden = w.shape[1], a.shape[1]
+        comb = self._regions([("x", plan.combine_rows, hidden, a.dtype),
+                              ("w", plan.combine_rows, k, np.float32)],
+                             self._dispatch_end, "combine")
+        lib = combine_kernels(dtypes.from_numpy(a.dtype))
+        dispatch_kernels()["barrier"](self._barrier)
+        start, count, pe, base = plan.combine_targets()
+        lib["combine_send"](a, w, start, count, pe, base, comb["x"], comb["w"])
+        if self.group.num_hosts > 1:
+            transport.combine_across_hosts(self.group, plan, a, w, comb)
+        dispatch_kernels()["barrier"](self._barrier)
+        num_tokens = handle.slots.shape[0]
+        out_x = np.empty((num_tokens, hidden), a.dtype)
+        out_w = np.empty((num_tokens, k), np.float32)
+        lib["combine_reduce"](handle.slots, plan.reduce_bases(), comb["x"], comb["w"],
+                              out_x, out_w)
+        if bias is not None:
+            out_x = self._add_bias(out_x, bias)
+        return (from_numpy(out_x, as_torch),
+                from_numpy(out_w, as_torch) if topk_weights is not None else None,
+                EventOverlap())
+
+    @staticmethod
+    def _add_bias(out, bias):
+        parts = bias if isinstance(bias, tuple) else (bias,)
+        total = out.astype(np.float32)
+        for b in parts:
+            if b is not None:
+                total += to_numpy(b, "bias")[0].astype(np.float32)
+        return total.astype(out.dtype)
+
+
+def from_numpy_tree(x, as_torch: bool):
+    if isinstance(x, tuple):
+        return tuple(from_numpy(a, as_torch) for a in x)
+    return from_numpy(x, as_torch)
+
+
+__all__ = ["Buffer"]

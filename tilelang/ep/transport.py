@@ -1,0 +1,48 @@
+"""The MPI legs of dispatch and combine between hosts (ranks on one host move data by
+address in the kernels). Rows go straight to where the receiver's kernels expect them:
+dispatch rows from the sender's staging rows into the receiver's receive rows, combine
+rows from the expert outputs into the token owner's combine rows."""
+from __future__ import annotations
+
+import numpy as np
+
+
+def _rows(a: np.ndarray, start: int, count: int) -> np.ndarray:
+    return a[start:start + count].reshape(-1).view(np.uint8)
+
+
+def _exchange(comm, sends: list, recvs: list) -> None:
+    from mpi4py import MPI
+    reqs = [comm.Irecv(buf, source=src, tag=tag) for src, tag, buf in recvs if buf.size]
+    reqs += [comm.Isend(buf, dest=dst, tag=tag) for dst, tag, buf in sends if buf.size]
+    MPI.Request.Waitall(reqs)
+
+
+def dispatch_across_hosts(group, plan, recv: dict) -> None:
+    names = [n for n in ("x", "scales", "topk_idx", "topk_weights") if n in recv]
+    sends, recvs = [], []
+    for r in range(plan.num_ranks):
+        if plan.local(r):
+            continue
+        n_out = int(plan.counts[plan.rank, r])
+        n_in = int(plan.counts[r, plan.rank])
+        for tag, name in enumerate(names):
+            sends.append((r, tag, _rows(recv[name], plan.staging_start(r), n_out)))
+            recvs.append((r, tag, _rows(recv[name], plan.recv_start(r), n_in)))
+    _exchange(group.comm, sends, recvs)
+
+
+def combine_across_hosts(group, plan, x: np.ndarray, w: np.ndarray, comb: dict) -> None:
+    sends, recvs = [], []
+    for r in range(plan.num_ranks):
+        if plan.local(r):
+            continue
+        n_back = int(plan.counts[r, plan.rank])      # rows of r's tokens computed here
+        n_mine = int(plan.counts[plan.rank, r])      # rows of my tokens computed on r
+        for tag, (src, dst) in enumerate(((x, comb["x"]), (w, comb["w"]))):
+            sends.append((r, 10 + tag, _rows(src, plan.recv_start(r), n_back)))
+            recvs.append((r, 10 + tag, _rows(dst, plan.combine_start(r), n_mine)))
+    _exchange(group.comm, sends, recvs)
+
+
+__all__ = ["dispatch_across_hosts", "combine_across_hosts"]
