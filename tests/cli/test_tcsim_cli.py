@@ -192,3 +192,14 @@ def test_tilec_binary_runs_tcsim(kernel_file, tmp_path):
                           text=True, timeout=120, env=dict(os.environ))
     assert proc.returncode == 0, proc.stderr
     assert "vadd (N=300), functional simulation" in proc.stdout
+
+
+def test_stats_counts_every_stage_of_a_pipeline_ring(cli, tmp_path):
+    """A 3-stage ring is three copies: without reuse 80 KiB (A_s, B_s x3, C_s), with the
+    arena plan 48 KiB (C_s reuses the ring's bytes after the loop)."""
+    path = ROOT / "examples" / "gemm_epilogue.tl"
+    result = cli("compile", path, "--target", "tcsim:h100_like", "--stats",
+                 "-o", tmp_path / "e.tcsim")
+    assert result.exit_code == 0, result.output
+    assert "shared: 80.0 KiB -> 48.0 KiB" in result.stderr
+    assert "x3 stages" in result.stderr

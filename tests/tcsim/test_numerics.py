@@ -237,8 +237,7 @@ def test_scalar_load_from_global():
     out = np.zeros(1, np.float32)
     r = run(p, s, out)
     assert out[0] == 5.0                              # S[1, 2]; S[7, 0] is outside: 0
-    # the scalar unit waits a memory latency per load
-    assert r.cycles >= 2 * TINY.dma_latency
+    assert r.cycles >= TINY.dma_latency       # the ADD waits for the loads (test_honest_timing)
 
 
 def test_sub_box_operands():

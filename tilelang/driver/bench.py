@@ -63,11 +63,12 @@ def parse_assignments(text_items, what: str) -> dict:
 
 
 def make_arguments(func, sizes: dict, scalars: dict, seed: int = 0,
-                   materialize: bool = True) -> list:
+                   materialize: bool = True, needs_data=frozenset()) -> list:
     """Random tensors (integer tensors are zeros: they are often indices, and a random
     index could point outside a buffer) and the scalar values, in signature order.
     `materialize=False` gives `(shape, dtype)` pairs instead of tensors (a timing-only
-    simulation of a large shape needs no data)."""
+    simulation of a large shape needs no data), except for the tensors in `needs_data`
+    (a timing simulation reads their values: loop bounds, scales, indices)."""
     import numpy as np
     missing = [s.name for s in func.symbols if s.name not in sizes]
     if missing:
@@ -81,7 +82,7 @@ def make_arguments(func, sizes: dict, scalars: dict, seed: int = 0,
     rng = np.random.default_rng(seed)
     args = []
     for p in func.params:
-        if isinstance(p, ir.Buffer) and not materialize:
+        if isinstance(p, ir.Buffer) and not materialize and p.name not in needs_data:
             args.append((_shape(p, sizes), p.dtype))
         elif isinstance(p, ir.Buffer):
             args.append(_random_tensor(rng, _shape(p, sizes), p.dtype))

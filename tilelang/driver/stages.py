@@ -132,7 +132,18 @@ def memory_report(module, options):
     from ..passes.memory_stats import memory_report as report
     until = MEMORY_REUSE if MEMORY_REUSE in pass_names(options.target) else None
     quiet = replace_options(options, dump_after=(), verify_each=False)
-    return report(lower(module, quiet, until=until))
+    return report(lower(module, quiet, until=until), rings=_keeps_rings(options.target))
+
+
+def _keeps_rings(target: str) -> bool:
+    """Whether the target's arena plan keeps pipeline stages apart (its memory_reuse
+    pass runs with `Rules.rings`), so the report counts every copy."""
+    from ..passes.manager import pipeline
+    for p in pipeline(target):
+        rules = getattr(p.fn, "keywords", {}).get("rules")
+        if p.name == MEMORY_REUSE and rules is not None:
+            return rules.rings
+    return False
 
 
 def replace_options(options, **changes):

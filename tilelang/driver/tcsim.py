@@ -58,10 +58,13 @@ def load_library(module, options, out_idx=None):
 
 def simulate(func, options, sizes: dict, scalars: dict, mode: str, trace=None):
     """`tilec run --target tcsim:CONFIG`: random inputs (shapes only when
-    `mode="timing"`) for `func`, one simulated launch; returns the Report."""
+    `mode="timing"`, but for the tensors whose values the program reads) for `func`,
+    one simulated launch; returns the Report."""
     from ..ir.nodes import Module
     from ..runtime.tcsim import run
+    from ..runtime.tcsim.launch import value_params
     from .bench import make_arguments
     artifact = artifacts(Module((func,)), options)[func.name]
-    args = make_arguments(func, sizes, scalars, materialize=mode == "functional")
+    args = make_arguments(func, sizes, scalars, materialize=mode == "functional",
+                          needs_data=value_params(artifact.program))
     return run(artifact, *args, config=config_name(options), mode=mode, trace=trace)

@@ -29,10 +29,11 @@ class Row:
     name: str
     dtype: str
     shape: tuple[int, ...]
-    nbytes: int
+    nbytes: int                 # every copy: a pipeline stage buffer's ring counts all
     start: int
     end: int
     offset: int | None
+    stages: int = 1             # copies (pipeline stages on targets that keep them apart)
 
 
 @dataclass(frozen=True)
@@ -91,14 +92,16 @@ class MemoryReport:
         return self.text()
 
 
-def memory_report(module: Module) -> MemoryReport:
-    """The figures of `module` (lowered at least through `memory_reuse`)."""
-    return MemoryReport(tuple(_kernel_figures(f) for f in module.funcs))
+def memory_report(module: Module, rings: bool = False) -> MemoryReport:
+    """The figures of `module` (lowered at least through `memory_reuse`). `rings`: the
+    target keeps a pipeline's stages apart (tcsim), so a stage buffer is `num_stages`
+    copies, as the planner placed it (memory_reuse's `Rules.rings`)."""
+    return MemoryReport(tuple(_kernel_figures(f, rings) for f in module.funcs))
 
 
-def _kernel_figures(func) -> KernelFigures:
+def _kernel_figures(func, rings: bool = False) -> KernelFigures:
     kernel = kernel_of(func.body)
-    scopes = () if kernel is None else _scope_figures(kernel)
+    scopes = () if kernel is None else _scope_figures(kernel, rings)
     bufs = [n.buffer for n in walk(func.body)
             if isinstance(n, Alloc) and n.buffer.scope == "global"]
     ws, offset = [], []
@@ -108,18 +111,18 @@ def _kernel_figures(func) -> KernelFigures:
     return KernelFigures(func.name, scopes, tuple(ws))
 
 
-def _scope_figures(kernel: Kernel) -> tuple[ScopeFigures, ...]:
+def _scope_figures(kernel: Kernel, rings: bool = False) -> tuple[ScopeFigures, ...]:
     allocs = {n.buffer.name: n for n in walk(kernel.body)
               if isinstance(n, Alloc) and plannable(n.buffer)}
-    lives = {lv.name: lv for lv in block_liveness(kernel)}
+    lives = {lv.name: lv for lv in block_liveness(kernel, rings=rings)}
     out = []
     for scope in PLANNED_SCOPES:
         group = [a for a in allocs.values() if a.buffer.scope == scope]
         if not group:
             continue
         rows = tuple(_row(a, lives[a.buffer.name]) for a in group)
-        before = sum(_round_up(r.nbytes, a.align or UNPLANNED_ALIGN)
-                     for r, a in zip(rows, group))
+        before = sum(_round_up(lives[a.buffer.name].nbytes, a.align or UNPLANNED_ALIGN)
+                     * r.stages for r, a in zip(rows, group))
         # the arena holds the placed buffers; any other has an allocation of its own
         arena = max((r.offset + r.nbytes for r in rows if r.offset is not None), default=0)
         after = arena + sum(_round_up(r.nbytes, UNPLANNED_ALIGN) for r in rows
@@ -130,8 +133,17 @@ def _scope_figures(kernel: Kernel) -> tuple[ScopeFigures, ...]:
 
 def _row(alloc: Alloc, live) -> Row:
     b = alloc.buffer
-    return Row(b.name, b.dtype, tuple(int(d.value) for d in b.shape), live.nbytes,
-               live.start, live.end, alloc.offset)
+    return Row(b.name, b.dtype, tuple(int(d.value) for d in b.shape),
+               _ring_bytes(live, alloc.align or UNPLANNED_ALIGN), live.start, live.end,
+               alloc.offset, live.stages)
+
+
+def _ring_bytes(live, align: int) -> int:
+    """A buffer's bytes with all its copies, laid out as the planner packs a ring
+    (memory_reuse.pack: copies an aligned stride apart)."""
+    if live.stages == 1:
+        return live.nbytes
+    return _round_up(live.nbytes, align) * (live.stages - 1) + live.nbytes
 
 
 def _bytes_expr(buf) -> str:
@@ -194,7 +206,8 @@ def format_report(report: MemoryReport) -> str:
 
 def _table(rows) -> list[str]:
     head = ("buffer", "dtype", "shape", "bytes", "live", "offset")
-    body = [(r.name, r.dtype, "x".join(map(str, r.shape)) or "1", str(r.nbytes),
+    body = [(r.name, r.dtype, ("x".join(map(str, r.shape)) or "1")
+             + (f" x{r.stages} stages" if r.stages > 1 else ""), str(r.nbytes),
              f"{r.start}..{r.end}", "-" if r.offset is None else str(r.offset)) for r in rows]
     widths = [max(len(x[i]) for x in [head] + body) for i in range(len(head))]
     right = (False, False, False, True, True, True)

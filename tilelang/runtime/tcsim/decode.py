@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 
 from ...targets.tcsim.config import MachineConfig
-from ...targets.tcsim.isa import Glob, Imm, Program, Reg, SemRef, Tile
+from ...targets.tcsim.isa import Glob, Imm, Program, Reg, SemRef, Tile, Wait
 
 ENGINE_INDEX = {"DMA_IN": 0, "DMA_OUT": 1, "MMA": 2, "VEC": 3}
 ENGINE_NAMES = ("DMA_IN", "DMA_OUT", "MMA", "VEC")
@@ -45,7 +45,7 @@ class DI:
     __slots__ = ("op", "engine", "args", "jump", "tiles", "glob", "box", "waits",
                  "signal", "cycles", "flops", "mma_dtype", "attrs", "reads", "writes",
                  "line", "index", "elems", "kind", "fn", "operand_bytes",
-                 "static_stages")
+                 "static_stages", "regs", "ta", "tb", "box_elems")
 
     def __init__(self):
         self.jump = -1
@@ -64,6 +64,9 @@ class DI:
         self.fn = None
         self.operand_bytes = {}     # MMA: level -> bytes of one stage of A and B read
         self.static_stages = None   # the tiles' stages when no register picks them
+        self.regs = ()              # registers it reads or writes (the LDG scoreboard)
+        self.ta = self.tb = False   # MMA: transposed operands
+        self.box_elems = 0          # DMA: elements of the box
 
 
 def _operand(x, bufs):
@@ -94,6 +97,7 @@ def decode_program(p: Program, cfg: MachineConfig) -> list[DI]:
             _engine_fields(d, ins, cfg)
         else:
             _scalar_fields(d)
+        d.regs = _registers(ins)
         out.append(d)
     # running off the end of the program halts (the same as a final HALT)
     end = DI()
@@ -102,6 +106,34 @@ def decode_program(p: Program, cfg: MachineConfig) -> list[DI]:
     out.append(end)
     _resolve_jumps(out)
     return out
+
+
+def _registers(ins) -> tuple[int, ...]:
+    """Every register an instruction names (operands, stages, box starts, semaphore
+    indices, wait phases): what it must not touch while a scalar load fills it."""
+    found = []
+
+    def visit(x):
+        if isinstance(x, Reg):
+            found.append(x.index)
+        elif isinstance(x, Tile):
+            visit(x.stage)
+        elif isinstance(x, Glob):
+            for s in x.starts:
+                visit(s)
+        elif isinstance(x, SemRef):
+            visit(x.index)
+        elif isinstance(x, tuple):
+            for y in x:
+                visit(y)
+        elif isinstance(x, Wait):
+            visit(x.sem)
+            visit(x.phase)
+    for a in ins.args:
+        visit(a)
+    for _, v in ins.attrs:
+        visit(v)
+    return tuple(dict.fromkeys(found))
 
 
 def _engine_fields(d: DI, ins, cfg: MachineConfig) -> None:
@@ -113,6 +145,9 @@ def _engine_fields(d: DI, ins, cfg: MachineConfig) -> None:
         if isinstance(a, Glob):
             d.glob = (a.tensor, tuple(spec(s) for s in a.starts))
     d.box = ins.attr("box")
+    if d.box is not None:
+        d.box_elems = math.prod(d.box)
+    d.ta, d.tb = bool(ins.attr("ta")), bool(ins.attr("tb"))
     op, tiles = d.op, d.tiles
     if op == "MMA":
         c, a, b = tiles

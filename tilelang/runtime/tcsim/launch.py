@@ -2,7 +2,9 @@
 symbolic sizes from their shapes, the grid from the symbols.
 
 In timing mode an argument may be a `(shape, dtype)` pair instead of an array: an
-8192^3 GEMM is simulated without allocating its 400 MB of operands.
+8192^3 GEMM is simulated without allocating its 400 MB of operands. Not so a tensor whose
+*values* steer the program (an `LDG` reads it: a loop bound, a scale, an index): its
+values decide addresses and trip counts, so it must be an array in both modes.
 """
 from __future__ import annotations
 
@@ -35,6 +37,14 @@ def _as_tensor(p, value, functional: bool):
     return value        # timing mode keeps real arrays: scalar loads (LDG) read them
 
 
+def value_params(program) -> set[str]:
+    """Tensors whose values the program reads one by one (`LDG`), so that a timing-only
+    run needs their data, not only their shape."""
+    from ...targets.tcsim.isa import Glob
+    return {a.tensor for ins in program.code if ins.op == "LDG"
+            for a in ins.args if isinstance(a, Glob)}
+
+
 def bind(program, args, kwargs, functional: bool):
     """(tensors by name, environment of symbol / scalar values and `__grid__`)."""
     inputs = [p for p in program.params if p.kind != "workspace"]
@@ -48,12 +58,18 @@ def bind(program, args, kwargs, functional: bool):
             raise LaunchError(f"{program.name}: bad keyword argument {k}")
         values[k] = v
     tensors, env = {}, {}
+    by_value = set() if functional else value_params(program)
     for p in inputs:
         v = values[p.name]
         if p.kind == "scalar":
             env[p.name] = float(v) if p.dtype.startswith(("float", "bfloat")) else int(v)
             continue
         t = _as_tensor(p, v, functional)
+        if isinstance(t, Shaped) and p.name in by_value:
+            raise LaunchError(
+                f"argument {p.name}: the program reads its values (LDG: loop bounds, "
+                f"scales or indices), so a timing-only run needs the array, not only "
+                f"(shape, dtype); pass the real {p.name} (or representative values)")
         _check_tensor(p, t, env)
         tensors[p.name] = t
     for p in program.params:

@@ -4,6 +4,9 @@ interpreter, dispatch into per-engine queues, engine start / completion, arrival
 Timing rules (docs/tcsim.md has them with examples):
 * the scalar unit spends `scalar_cycles` per instruction; an engine instruction it
   dispatches at t is ready for its engine at t + scalar_cycles; a full queue stalls it;
+* `LDG` (a scalar load) does not stall the scalar unit: its register is ready
+  `dma_latency` cycles later, and the first instruction that names it waits until then
+  (a scoreboard), so independent loads overlap as a GPU's in-flight loads do;
 * MMA / VEC occupy their engine for their cost (atoms x atom cycles, elements / width),
   and complete `latency` cycles after that (the engine is pipelined);
 * a DMA's data phase runs at its bandwidth pool's shared rate (bandwidth.py) and occupies
@@ -70,7 +73,7 @@ class Core:
     __slots__ = ("sim", "id", "slot", "label", "code", "regs", "pc", "t", "loops",
                  "engines", "queues", "inflight", "sems", "bufs", "bufs_state", "block",
                  "blocked", "blocked_since", "seen", "stall", "done", "block_start",
-                 "last_fence")
+                 "last_fence", "loading", "valid")
 
     def __init__(self, sim, cid: int, slot: int, engines: list, multi: bool):
         self.sim = sim
@@ -102,6 +105,8 @@ class Core:
         self.sems = {name: [Sem(name) for _ in range(n)] for name, n in sim.program.sems}
         self.seen = {}
         self.last_fence = -1.0                  # when the scalar unit last passed a FENCE
+        self.loading = {}                       # register -> when its LDG value lands
+        self.valid = {}                         # (buffer, stage) -> valid extents (useful.py)
         self.bufs = sim.new_buffers() if sim.functional else None
         self.bufs_state = {}
         sim.push(t, STEP, self)
@@ -146,8 +151,11 @@ class Core:
         depth = sim.cfg.queue_depth
         t = self.t if self.t > now else now
         pc = self.pc
+        loading = self.loading
         while True:
             d = code[pc]
+            if loading:
+                t = self._operands_ready(d, t)
             if d.engine >= 0:
                 eng = self.engines[d.engine]
                 if len(self.queues[d.engine]) >= depth:
@@ -202,7 +210,7 @@ class Core:
                 pc += 1
             elif k == K_LDG:
                 regs[a[0][1]] = sim.load_scalar(a[1], regs)
-                t += sim.cfg.dma_latency          # the scalar unit waits for memory
+                loading[a[0][1]] = t + sim.cfg.dma_latency   # in flight, not a stall
                 pc += 1
             else:
                 # semaphores, FENCE and HALT depend on (or change) state other units see:
@@ -226,6 +234,18 @@ class Core:
                 pc += 1
             sim.instructions += 1
             t += c
+
+    def _operands_ready(self, d, t: float) -> float:
+        """When instruction `d` may issue: after the scalar loads filling its registers
+        have landed (those that have are forgotten)."""
+        loading = self.loading
+        for r in d.regs:
+            ready = loading.get(r)
+            if ready is not None:
+                if ready > t:
+                    t = ready
+                del loading[r]
+        return t
 
     def _sem_op(self, d, now, pc, t) -> bool:
         """Run a SEM.* instruction; False when the scalar unit blocks on it."""

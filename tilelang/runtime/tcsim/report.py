@@ -12,8 +12,8 @@ class Report:
     config: str
     cycles: float
     time_s: float
-    flops: float
-    tflops: float
+    flops: float                    # useful: over the valid extents of the tiles
+    tflops: float                   # useful FLOPs per second
     mma_utilization: float          # useful MMA work / (cycles x cores x peak per core)
     roofline_cycles: float
     roofline_bound: str             # "compute" | "memory"
@@ -27,6 +27,7 @@ class Report:
     cores: int = 0
     blocks_per_core: int = 1        # resident at once (memory and config permitting)
     instructions: int = 0
+    issued_flops: float = 0.0       # whole MMA tiles, padding of ragged tiles included
 
     def summary(self) -> str:
         b = self.bytes
@@ -35,7 +36,7 @@ class Report:
             f"{self.blocks_per_core} resident per core "
             f"({self.waves} wave{'s' if self.waves != 1 else ''})",
             f"  cycles            {self.cycles:,.0f}  ({self.time_s * 1e6:,.2f} us)",
-            f"  achieved          {self.tflops:,.2f} TFLOPS",
+            f"  achieved          {self.tflops:,.2f} TFLOPS{self._padding()}",
             f"  MMA utilisation   {self.mma_utilization * 100:.1f} %",
             f"  roofline          {self.roofline_bound}-bound, {self.roofline_cycles:,.0f} "
             f"cycles: {self.roofline_fraction * 100:.1f} % of it reached",
@@ -46,6 +47,14 @@ class Report:
             "  stalls (core-cyc) " + "  ".join(f"{k} {v:,.0f}" for k, v in self.stalls.items()),
         ]
         return "\n".join(lines)
+
+    def _padding(self) -> str:
+        """How much of the issued MMA work multiplied padding, when any did."""
+        if self.issued_flops <= self.flops * (1 + 1e-9):
+            return ""
+        pad = 1.0 - self.flops / self.issued_flops
+        issued = self.issued_flops / self.time_s / 1e12 if self.time_s else 0.0
+        return f" useful  ({issued:,.2f} issued: {pad * 100:.1f} % of the MMA work is padding)"
 
     def __str__(self) -> str:
         return self.summary()
@@ -64,8 +73,8 @@ def build_report(sim) -> Report:
     cfg = sim.cfg
     cycles = sim.end
     cores = cfg.cores
-    flops = sum(sim.flops.values())
-    compute = sum(f / (cfg.flops_per_clk(d) * cores) for d, f in sim.flops.items())
+    flops = sum(sim.useful.values())
+    compute = sum(f / (cfg.flops_per_clk(d) * cores) for d, f in sim.useful.items())
     b = dict(sim.bytes)
     b["hbm"] = b["hbm_read"] + b["hbm_write"]
     b["l2"] = b["l2_read"] + b["hbm_write"]
@@ -94,4 +103,5 @@ def build_report(sim) -> Report:
         l2_hit_rate=l2.hits / accesses if accesses else 0.0, engine_busy=busy,
         stalls=stalls, blocks=len(sim.order),
         waves=math.ceil(len(sim.order) / (cores * sim.resident)), cores=cores,
-        blocks_per_core=sim.resident, instructions=sim.instructions)
+        blocks_per_core=sim.resident, instructions=sim.instructions,
+        issued_flops=sum(sim.flops.values()))

@@ -24,6 +24,8 @@ from .hazards import Hazards
 from .launch import bind
 from .machine import DONE, POOL, STEP, TRY, Core, Engine, Op
 from .report import build_report
+from .useful import on_load as useful_load, on_mma as useful_mma, on_vec as useful_vec, \
+    on_zero as useful_zero
 
 
 class Simulator:
@@ -46,7 +48,8 @@ class Simulator:
             else None
         self.trace = [] if trace else None
         self.instructions = 0
-        self.flops: dict[str, float] = {}
+        self.flops: dict[str, float] = {}       # issued: whole tiles, padding included
+        self.useful: dict[str, float] = {}      # over the valid extents (useful.py)
         self.bytes = {"hbm_read": 0.0, "hbm_write": 0.0, "l2_read": 0.0, "smem": 0.0}
         self.next_block = 0
         self.blocks_done = 0
@@ -124,13 +127,12 @@ class Simulator:
                    self.next_block < len(self.order) else t)
 
     def load_scalar(self, glob, regs):
-        """LDG: one element of a global tensor (0 outside it, and in timing mode when the
-        argument was given as (shape, dtype), which has no data)."""
+        """LDG: one element of a global tensor (0 outside it). Launch binding made sure
+        the tensor has data in timing mode too (launch.value_params)."""
         name, starts = glob
         g = self.tensors[name]
         idx = tuple(regs[s[1]] if s[0] else s[1] for s in starts)
-        if not isinstance(g, np.ndarray) or \
-                any(not 0 <= i < n for i, n in zip(idx, g.shape)):
+        if any(not 0 <= i < n for i, n in zip(idx, g.shape)):
             return 0
         v = g[idx]
         return float(v) if g.dtype.kind not in "iub" else int(v)
@@ -249,11 +251,19 @@ class Simulator:
             eng.busy += dur
             lat = self.cfg.mma_latency if d.engine == 2 else self.cfg.vec_latency
             self.push(now + dur + lat, DONE, op)
+            valid = core.valid
             if d.flops:
-                self.flops[d.mma_dtype] = self.flops.get(d.mma_dtype, 0.0) + d.flops
+                dt = d.mma_dtype
+                self.flops[dt] = self.flops.get(dt, 0.0) + d.flops
+                useful = useful_mma(valid, d, op.stages, d.ta, d.tb) if valid else d.flops
+                self.useful[dt] = self.useful.get(dt, 0.0) + useful
                 for lv, n in d.operand_bytes.items():
                     if lv in self.smem_levels:
                         self.bytes["smem"] += n
+            elif d.engine == 2:
+                useful_zero(valid, d.tiles[0], op.stages[0])
+            elif valid:
+                useful_vec(valid, d, op.stages)
             return
         self._start_dma(core, eng, op, now)
 
@@ -262,8 +272,14 @@ class Simulator:
         g = self.tensors[d.glob[0]]
         tile = d.tiles[0].decl
         esize = g.dtype.itemsize
-        nbytes = nx.inbounds_elems(op.starts, d.box, g.shape) * esize
-        op.nbytes = math.prod(d.box) * esize          # a box's arrival counts all of it
+        inb = nx.inbounds_elems(op.starts, d.box, g.shape)
+        nbytes = inb * esize
+        op.nbytes = d.box_elems * esize               # a box's arrival counts all of it
+        if d.engine == 0:
+            if inb != d.box_elems:
+                useful_load(core.valid, d.tiles[0], op.stages[0], op.starts, d.box, g.shape)
+            elif core.valid:
+                core.valid.pop((d.tiles[0].buf, op.stages[0]), None)
         if tile.level in self.smem_levels:
             self.bytes["smem"] += nbytes
         if d.engine == 0:
