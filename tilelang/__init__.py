@@ -5,7 +5,8 @@ This module only re-exports; compiler parts load on first use so that
 """
 __version__ = "0.1.0"
 
-__all__ = ["kernel", "jit", "compile", "load", "language", "__version__"]
+__all__ = ["kernel", "jit", "compile", "load", "language", "autotune", "TensorSupplyType",
+           "__version__"]
 
 
 def __getattr__(name):
@@ -15,6 +16,15 @@ def __getattr__(name):
     if name == "load":
         from .runtime.artifact import load
         return load
+    if name == "autotune":
+        from .autotuner import autotune
+        return autotune
+    if name == "TensorSupplyType":
+        from .profiler.supply import TensorSupplyType
+        return TensorSupplyType
+    if name in ("profiler", "autotuner"):
+        import importlib
+        return importlib.import_module(f".{name}", __name__)
     if name == "language":
         from . import language
         return language

@@ -127,6 +127,23 @@ class KernelFunction:
         from .driver import text_output
         return text_output(self.module(), self.options, "asm")
 
+    # -- profiling ------------------------------------------------------------------
+
+    def get_profiler(self, tensor_supply_type=None, sizes: dict | None = None,
+                     num_threads: int | None = None):
+        """TileLang's profiler: `.do_bench()`, `.assert_allclose(ref)`, `.run_once()` on
+        inputs made by `tensor_supply_type` (default `TensorSupplyType.Auto`); `sizes`
+        gives the symbolic sizes (T.dynamic) of the generated inputs."""
+        from .profiler.profiler import Profiler, TensorSupplyType
+        return Profiler(self, self.out_idx, tensor_supply_type or TensorSupplyType.Auto,
+                        sizes=sizes, num_threads=num_threads)
+
+    def profile(self, sizes: dict | None = None, **kwargs):
+        """Where the time goes: time, FLOPs, bytes, the roofline and the fraction of it
+        reached, the bound and advice (a `ProfileReport`; `str()` gives the text)."""
+        from .profiler.analyze import profile
+        return profile(self, sizes=sizes, **kwargs)
+
     @property
     def last_report(self):
         """tcsim targets: the simulator's Report of the last call (cycles, MMA
