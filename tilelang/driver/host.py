@@ -27,8 +27,14 @@ def host_target() -> dict:
     return dict(_memo)
 
 
+def memo_path(kind: str) -> str:
+    """The memo file of `kind` ("host": the LLVM facts, "peaks": the measured FLOP/s and
+    bandwidth) for this machine, in the cache directory."""
+    return os.path.join(paths.cache_dir(), f"{kind}-{_machine_fingerprint()}.json")
+
+
 def _load_or_compute() -> dict:
-    memo_file = os.path.join(paths.cache_dir(), f"host-{_machine_fingerprint()}.json")
+    memo_file = memo_path("host")
     try:
         with open(memo_file, encoding="utf-8") as f:
             facts = json.load(f)

@@ -24,6 +24,12 @@ class CpuRunner:
     def call(self, runtime_kernel, args: list, num_threads=None) -> None:
         runtime_kernel(*args, out_idx=None, num_threads=num_threads)
 
+    def roofline_peaks(self, dtype: str, threads: int):
+        """The host's measured ceilings (the host memo; measured briefly if missing)."""
+        from . import hostpeaks
+        from .roofline import cpu_peaks
+        return cpu_peaks(hostpeaks.host_peaks(), dtype, threads)
+
     def time_ms(self, runtime_kernel, args: list, *, warmup=25, rep=100, n_warmup=0,
                 n_repeat=0, quantiles=None, return_mode="mean", early_stop=None,
                 num_threads=None):
@@ -46,8 +52,22 @@ class SimRunner:
         library = build_module(kernel_function.module(), kernel_function.options)
         return library[kernel_function.name]
 
+    def __init__(self, config: str = "h100_like"):
+        self.config = config
+
     def call(self, runtime_kernel, args: list, num_threads=None) -> None:
         runtime_kernel(*args, mode="functional")
+
+    def roofline_peaks(self, dtype: str, threads: int = 0):
+        """The machine config's dense MMA peak for `dtype` inputs and its HBM peak."""
+        from ..targets.tcsim.config import MMA_CLASS, get_config
+        from .roofline import Peaks
+        cfg = get_config(self.config)
+        mma = dtype if dtype in MMA_CLASS and dict(cfg.mma_flops_per_clk).get(
+            MMA_CLASS[dtype]) else "bfloat16"
+        return Peaks(cfg.peak_flops(mma), cfg.hbm_bytes_per_s,
+                     f"{MMA_CLASS[mma]} MMA peak, {cfg.cores} cores",
+                     f"HBM peak, {cfg.hbm_bytes_per_s / 1e9:,.0f} GB/s")
 
     def time_ms(self, runtime_kernel, args: list, *, quantiles=None, **_ignored):
         runtime_kernel(*args, mode="timing")
@@ -58,4 +78,7 @@ class SimRunner:
 def runner_for(options):
     """The runner of the target the options compile for."""
     from ..driver.options import is_tcsim
-    return SimRunner() if is_tcsim(options.target) else CpuRunner()
+    if is_tcsim(options.target):
+        from ..driver.tcsim import config_name
+        return SimRunner(config_name(options))
+    return CpuRunner()

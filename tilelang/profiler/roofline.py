@@ -1,0 +1,110 @@
+"""The roofline: the two ceilings of a target and where a kernel sits under them.
+
+A kernel doing F useful FLOPs and moving B bytes cannot take less than
+max(F / peak FLOP/s, B / peak bytes/s); that bound over the measured time is the
+*fraction of roofline reached*, and whichever term is larger says whether the kernel is
+compute- or memory-bound by its counts (arithmetic intensity F / B against the ridge
+point peak FLOP/s / peak bytes/s).
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+
+@dataclass(frozen=True)
+class Peaks:
+    flops: float                 # FLOP/s
+    bytes_per_s: float
+    compute_label: str           # what the compute ceiling is ("fp32 FMA, 512-bit, 2 threads")
+    memory_label: str            # what the memory ceiling is ("stream read, 2 threads")
+
+    @property
+    def ridge(self) -> float:
+        """FLOP per byte above which a kernel is compute-bound."""
+        return self.flops / self.bytes_per_s
+
+    def to_dict(self) -> dict:
+        return {**asdict(self), "ridge": self.ridge}
+
+
+@dataclass(frozen=True)
+class Roofline:
+    peaks: Peaks
+    flops: float                 # useful FLOPs of the launch
+    bytes: float                 # bytes moved to and from memory
+    time_s: float                # measured (or simulated) time
+
+    @property
+    def intensity(self) -> float:
+        return self.flops / self.bytes if self.bytes else float("inf")
+
+    @property
+    def compute_time(self) -> float:
+        return self.flops / self.peaks.flops
+
+    @property
+    def memory_time(self) -> float:
+        return self.bytes / self.peaks.bytes_per_s
+
+    @property
+    def bound_time(self) -> float:
+        """The least time the counts allow."""
+        return max(self.compute_time, self.memory_time)
+
+    @property
+    def kind(self) -> str:
+        """"compute" or "memory": the ceiling the counts put the kernel under."""
+        return "compute" if self.compute_time >= self.memory_time else "memory"
+
+    @property
+    def fraction(self) -> float:
+        """The share of the roofline reached: bound time / measured time."""
+        return self.bound_time / self.time_s if self.time_s > 0 else 0.0
+
+    @property
+    def attainable(self) -> float:
+        """FLOP/s the roofline allows at this intensity."""
+        return min(self.peaks.flops, self.intensity * self.peaks.bytes_per_s)
+
+    @property
+    def achieved_flops(self) -> float:
+        return self.flops / self.time_s if self.time_s > 0 else 0.0
+
+    @property
+    def achieved_bytes_per_s(self) -> float:
+        return self.bytes / self.time_s if self.time_s > 0 else 0.0
+
+    def to_dict(self) -> dict:
+        return {"peaks": self.peaks.to_dict(), "flops": self.flops, "bytes": self.bytes,
+                "time_s": self.time_s, "intensity": self.intensity, "kind": self.kind,
+                "fraction": self.fraction, "bound_time_s": self.bound_time,
+                "achieved_flops": self.achieved_flops,
+                "achieved_bytes_per_s": self.achieved_bytes_per_s}
+
+
+# ----------------------------------------------------------------------------- CPU peaks
+
+_COMPUTED_AS = {"float64": "float64"}    # every other float is computed in fp32 on the CPU
+
+
+def cpu_peaks(figures: dict, dtype: str, threads: int) -> Peaks:
+    """The CPU's ceilings for a kernel computing in `dtype` on `threads` threads, from
+    the host figures (`hostpeaks.measure()`): the widest vector FMA of the dtype the
+    code computes in, and the streaming read bandwidth. A thread count that was not
+    measured takes the best figure of the counts at or below it (more threads never
+    lower what fewer can do)."""
+    compute = _COMPUTED_AS.get(dtype, "float32")
+    widths = figures["fma"][compute]
+    width = max(widths, key=int)
+    flops, used = _at_threads(widths[width], threads)
+    bw, used_bw = _at_threads(figures["bandwidth"]["read"], threads)
+    name = "fp64" if compute == "float64" else "fp32"
+    return Peaks(flops, bw, f"{name} FMA, {width}-bit, {used} thread{'s' * (used != 1)}",
+                 f"stream read, {used_bw} thread{'s' * (used_bw != 1)}")
+
+
+def _at_threads(rates: dict, threads: int) -> tuple[float, int]:
+    counts = sorted(int(t) for t in rates)
+    usable = [t for t in counts if t <= threads] or counts[:1]
+    best = max(usable, key=lambda t: rates[str(t)])
+    return rates[str(best)], best
