@@ -373,5 +373,11 @@ def explain(code, list_all):
     click.echo(text, nl=False)
 
 
+# commands that live in modules of their own (they import this one for its options)
+from .profiler.command import profile as _profile_command  # noqa: E402
+
+main.add_command(_profile_command)
+
+
 if __name__ == "__main__":
     main()

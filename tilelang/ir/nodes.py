@@ -91,9 +91,13 @@ class Unary(Expr):
 
 # Intrinsic calls (printed T.<name>(...)): math on floats and a few integer helpers.
 INTRINSICS = ("exp", "exp2", "log", "log2", "sqrt", "rsqrt", "tanh", "sigmoid", "abs",
-              "ceildiv", "floor", "ceil", "erf", "get_rank", "get_num_ranks")
+              "ceildiv", "floor", "ceil", "erf", "get_rank", "get_num_ranks",
+              "cycle_counter")
 # T.get_rank() / T.get_num_ranks(): int32, read from the launch's rank table
 RANK_QUERIES = ("get_rank", "get_num_ranks")
+# `T.cycle_counter()` (int64, no arguments) reads the CPU's cycle counter. Users cannot
+# spell it: only the profiler's timers build puts it in a kernel (tilelang/profiler/timers.py).
+CYCLE_COUNTER = "cycle_counter"
 
 
 @dataclass(frozen=True)

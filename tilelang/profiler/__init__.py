@@ -10,13 +10,16 @@ Submodules load on first use: `import tilelang.profiler` stays light.
 """
 from __future__ import annotations
 
-from .bench import do_bench
-from .supply import TensorSupplyType
-
 __all__ = ["do_bench", "TensorSupplyType", "Profiler", "profile", "ProfileReport"]
 
 
 def __getattr__(name):
+    if name == "do_bench":
+        from .bench import do_bench
+        return do_bench
+    if name == "TensorSupplyType":
+        from .supply import TensorSupplyType
+        return TensorSupplyType
     if name == "Profiler":
         from .profiler import Profiler
         return Profiler

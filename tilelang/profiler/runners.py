@@ -30,6 +30,17 @@ class CpuRunner:
         from .roofline import cpu_peaks
         return cpu_peaks(hostpeaks.host_peaks(), dtype, threads)
 
+    def threads(self, num_threads=None) -> int:
+        from ..runtime.launch import default_num_threads
+        return num_threads or default_num_threads()
+
+    def measure(self, kernel_function, func, args, counts, *, threads, warmup=25, rep=100,
+                timers=True):
+        """The profiler's measurement: plain and timers builds, in turns."""
+        from .evidence import cpu_evidence
+        return cpu_evidence(kernel_function, func, args, counts, threads, warmup, rep,
+                            use_timers=timers)
+
     def time_ms(self, runtime_kernel, args: list, *, warmup=25, rep=100, n_warmup=0,
                 n_repeat=0, quantiles=None, return_mode="mean", early_stop=None,
                 num_threads=None):
@@ -58,6 +69,14 @@ class SimRunner:
     def call(self, runtime_kernel, args: list, num_threads=None) -> None:
         runtime_kernel(*args, mode="functional")
 
+    def threads(self, num_threads=None) -> int:
+        return 0                    # the simulated machine has cores, not threads
+
+    def measure(self, kernel_function, func, args, counts, **_ignored):
+        """One timing-only simulation and the simulator's per-engine figures."""
+        from .evidence import sim_evidence
+        return sim_evidence(self.runtime_kernel(kernel_function), func, args, counts)
+
     def roofline_peaks(self, dtype: str, threads: int = 0):
         """The machine config's dense MMA peak for `dtype` inputs and its HBM peak."""
         from ..targets.tcsim.config import MMA_CLASS, get_config
@@ -67,7 +86,7 @@ class SimRunner:
             MMA_CLASS[dtype]) else "bfloat16"
         return Peaks(cfg.peak_flops(mma), cfg.hbm_bytes_per_s,
                      f"{MMA_CLASS[mma]} MMA peak, {cfg.cores} cores",
-                     f"HBM peak, {cfg.hbm_bytes_per_s / 1e9:,.0f} GB/s")
+                     "HBM peak")
 
     def time_ms(self, runtime_kernel, args: list, *, quantiles=None, **_ignored):
         runtime_kernel(*args, mode="timing")

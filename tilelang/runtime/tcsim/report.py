@@ -22,6 +22,10 @@ class Report:
     l2_hit_rate: float = 0.0
     engine_busy: dict = field(default_factory=dict)      # engine -> fraction of core time
     stalls: dict = field(default_factory=dict)           # kind -> core-cycles
+    # engine -> {"sem_wait": share, "bandwidth": share} of core time the engine had an
+    # instruction at its queue head that could not start (a wait= not yet signalled /
+    # its transfer slowed by a shared bandwidth pool)
+    engine_stalls: dict = field(default_factory=dict)
     blocks: int = 0
     waves: int = 0
     cores: int = 0
@@ -82,8 +86,12 @@ def build_report(sim) -> Report:
     bound = max(compute, memory)
     total_core = cycles * cores if cycles else 1.0
     busy, stalls = {}, {"sem_wait": 0.0, "bandwidth": 0.0, "queue_full": 0.0, "drain": 0.0}
+    engine_stalls = {}
     for name_i, name in enumerate(("DMA_IN", "DMA_OUT", "MMA", "VEC")):
         busy[name] = sum(engines[name_i].busy for engines in sim.phys) / total_core
+        engine_stalls[name] = {
+            "sem_wait": sum(engines[name_i].stall_sem for engines in sim.phys) / total_core,
+            "bandwidth": sum(engines[name_i].stall_bw for engines in sim.phys) / total_core}
     for engines in sim.phys:
         for e in engines:
             stalls["sem_wait"] += e.stall_sem
@@ -101,7 +109,7 @@ def build_report(sim) -> Report:
         roofline_cycles=bound, roofline_bound="compute" if compute >= memory else "memory",
         roofline_fraction=bound / cycles if cycles else 0.0, bytes=b,
         l2_hit_rate=l2.hits / accesses if accesses else 0.0, engine_busy=busy,
-        stalls=stalls, blocks=len(sim.order),
+        stalls=stalls, engine_stalls=engine_stalls, blocks=len(sim.order),
         waves=math.ceil(len(sim.order) / (cores * sim.resident)), cores=cores,
         blocks_per_core=sim.resident, instructions=sim.instructions,
         issued_flops=sum(sim.flops.values()))

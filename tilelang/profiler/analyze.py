@@ -1,0 +1,116 @@
+"""`kernel.profile()` and `tilec profile`: where the time goes, and what to change.
+
+    report = profile(kernel, sizes={"M": 1024, "N": 1024, "K": 1024})
+    print(report.text())         # or report.to_json(), report.html()
+
+For every grid of the kernel: the time, useful FLOPs and bytes (counts.py), the
+arithmetic intensity, the target's roofline (the host's measured peaks on the CPU, the
+machine config's on tcsim) and the fraction of it reached, the named bound (compute,
+memory, latency/launch, imbalance), a breakdown of the time (CPU: phases of a timers
+build, with the build's overhead; tcsim: each engine busy / waiting), and advice from
+the rules (rules.py), each citing its evidence.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from . import counts as counting
+from . import knobs as knob_reader
+from .evidence import GridEvidence
+from .roofline import Roofline
+from .rules import Context, advise, name_bound
+from .runners import runner_for
+from .supply import InputSupply, TensorSupplyType
+
+
+@dataclass
+class ProfileReport:
+    kernel: str
+    target: str
+    sizes: dict
+    threads: int
+    time_s: float
+    calls: int
+    grids: list                       # [GridEvidence]
+    advice: list                      # [Advice], best first
+    overhead: float | None = None     # the CPU timers build's extra time (share)
+    notes: list = field(default_factory=list)
+
+    @property
+    def bound(self) -> str:
+        """The bound of the grid that takes the most time."""
+        return max(self.grids, key=lambda g: g.time_s).bound if self.grids else ""
+
+    def to_dict(self) -> dict:
+        return {"kernel": self.kernel, "target": self.target, "sizes": self.sizes,
+                "threads": self.threads, "time_s": self.time_s, "calls": self.calls,
+                "bound": self.bound, "grids": [g.to_dict() for g in self.grids],
+                "advice": [a.to_dict() for a in self.advice],
+                "timers_overhead": self.overhead, "notes": self.notes}
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=1, default=_jsonable)
+
+    def text(self) -> str:
+        from .render import text
+        return text(self)
+
+    def html(self) -> str:
+        from .html import page
+        return page(self)
+
+    def __str__(self) -> str:
+        return self.text()
+
+
+def _jsonable(x):
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        return str(x)
+
+
+def profile(kernel_function, sizes: dict | None = None, scalars: dict | None = None,
+            num_threads: int | None = None, warmup: float = 25, rep: float = 100,
+            timers: bool = True, supply_type=TensorSupplyType.Auto,
+            seed: int = 0) -> ProfileReport:
+    """Profile one launch of `kernel_function` on generated inputs (see the module
+    docstring). `sizes` binds the symbolic sizes, `scalars` scalar parameters (default
+    1); `timers=False` skips the CPU timers build (no phase breakdown)."""
+    func = kernel_function._func()
+    runner = runner_for(kernel_function.options)
+    sizes = dict(sizes or {})
+    supply = InputSupply(func, supply_type, seed)
+    args = supply.make(sizes, scalars=scalars)
+    env = dict(sizes)
+    env.update((p.name, a) for p, a in zip(func.params, args) if not hasattr(a, "shape"))
+    grid_counts = counting.count(func, env)
+    threads = runner.threads(num_threads)
+    measured = runner.measure(kernel_function, func, args, grid_counts, threads=threads,
+                              warmup=warmup, rep=rep, timers=timers)
+    ctx = Context(knob_reader.of_kernel(kernel_function), _pipelines(func), threads,
+                  kernel_function.options.target)
+    grids, advice = [], []
+    for c, nbytes, time_s, facts, bars in measured.grids:
+        peaks = runner.roofline_peaks(c.compute_dtype, threads)
+        ev = GridEvidence(c.index, time_s, c, Roofline(peaks, c.flops, nbytes, time_s),
+                          facts, bars)
+        ev.bound = name_bound(ev)
+        grids.append(ev)
+        for a in advise(ev, ctx):
+            if len(grids) > 1 or len(measured.grids) > 1:
+                a.evidence = f"grid {c.index}: {a.evidence}"
+            advice.append(a)
+    advice.sort(key=lambda a: -a.score)
+    shown = {s.name: sizes[s.name] for s in func.symbols if s.name in sizes}
+    return ProfileReport(func.name, kernel_function.options.target, shown, threads,
+                         measured.time_s, measured.calls, grids, advice, measured.overhead,
+                         list(measured.notes))
+
+
+def _pipelines(func) -> list:
+    from ..ir import nodes as ir
+    from ..ir.visitor import walk
+    return [(n.var.name, int(n.annotation("num_stages", 0) or 0)) for n in walk(func.body)
+            if isinstance(n, ir.For) and n.kind == "pipelined"]
