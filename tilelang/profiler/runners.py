@@ -17,6 +17,7 @@ class CpuRunner:
     """Native kernels: arguments in place, wall-clock time."""
     name = "cpu"
     deterministic = False
+    returns_outputs = True           # `out_idx` outputs are allocated and returned
 
     def runtime_kernel(self, kernel_function):
         return kernel_function.runtime_kernel
@@ -41,6 +42,17 @@ class CpuRunner:
         return cpu_evidence(kernel_function, func, args, counts, threads, warmup, rep,
                             use_timers=timers)
 
+    def model_time(self, kernel_function, func, env: dict, threads: int) -> float:
+        """The autotuner's estimate before compiling: the CPU cost model."""
+        from ..autotuner.model import cpu_time
+        from ..targets.cpu.machine import host
+        from . import hostpeaks
+        figures = hostpeaks.host_peaks()
+        widths = figures["fma"]["float32"]
+        per_thread = widths[max(widths, key=int)][min(figures["threads"], key=int)]
+        copy = figures["bandwidth"]["copy"][min(figures["threads"], key=int)]
+        return cpu_time(func, env, host(), per_thread, copy, threads)
+
     def time_ms(self, runtime_kernel, args: list, *, warmup=25, rep=100, n_warmup=0,
                 n_repeat=0, quantiles=None, return_mode="mean", early_stop=None,
                 num_threads=None):
@@ -55,6 +67,7 @@ class SimRunner:
     simulator's (a timing-only launch), the same on every call."""
     name = "tcsim"
     deterministic = True
+    returns_outputs = False          # a simulated call writes its outputs in place
 
     def runtime_kernel(self, kernel_function):
         """The simulated kernel, built without `out_idx` (the profiler passes every
@@ -76,6 +89,16 @@ class SimRunner:
         """One timing-only simulation and the simulator's per-engine figures."""
         from .evidence import sim_evidence
         return sim_evidence(self.runtime_kernel(kernel_function), func, args, counts)
+
+    def model_time(self, kernel_function, func, env: dict, threads: int) -> float:
+        """The autotuner's estimate before measuring: a timing-only simulation."""
+        from ..ir import nodes as ir
+        from .supply import InputSupply
+        shapes = [(InputSupply(func).shape(p, env), p.dtype) if isinstance(p, ir.Buffer)
+                  else env.get(p.name, 1) for p in func.params]
+        kernel = self.runtime_kernel(kernel_function)
+        kernel(*shapes, mode="timing")
+        return kernel.last_report.time_s
 
     def roofline_peaks(self, dtype: str, threads: int = 0):
         """The machine config's dense MMA peak for `dtype` inputs and its HBM peak."""
