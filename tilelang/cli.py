@@ -373,10 +373,10 @@ def explain(code, list_all):
     click.echo(text, nl=False)
 
 
-# commands that live in modules of their own (they import this one for its options)
-from .profiler.command import profile as _profile_command  # noqa: E402
+# commands that live in modules of their own, built with this module's options
+from .profiler.command import command as _profile_command  # noqa: E402
 
-main.add_command(_profile_command)
+main.add_command(_profile_command(sys.modules[__name__]))
 
 
 if __name__ == "__main__":

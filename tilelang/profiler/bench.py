@@ -44,17 +44,17 @@ def do_bench(fn, warmup: float = 25, rep: float = 100, _n_warmup: int = 0,
 def measure(fn, warmup: float = 25, rep: float = 100, n_warmup: int = 0,
             n_repeat: int = 0, early_stop: float | None = None) -> list[float]:
     """The times of the timed calls, in milliseconds."""
-    estimate = _time_call(fn)                     # also the first warm-up call
+    estimate = time_call(fn)                     # also the first warm-up call
     if early_stop is not None and estimate > early_stop:
         return [estimate]
     n_warmup = n_warmup or _count(warmup, estimate)
     n_repeat = n_repeat or _count(rep, estimate)
     for _ in range(max(0, n_warmup - 1)):
         fn()
-    return [_time_call(fn) for _ in range(max(1, n_repeat))]
+    return [time_call(fn) for _ in range(max(1, n_repeat))]
 
 
-def _time_call(fn) -> float:
+def time_call(fn) -> float:
     start = time.perf_counter()
     fn()
     return (time.perf_counter() - start) * 1e3

@@ -1,32 +1,45 @@
 """`tilec profile FILE.tl --shape M=..,N=..`: the profile of one launch, as text, JSON
-(`--json`) or a self-contained HTML page (`--html report.html`)."""
+(`--json`) or a self-contained HTML page (`--html report.html`).
+
+`command(cli)` builds the click command from the CLI module's shared options and error
+wrapper, passed in, so that this module never imports the CLI that registers it.
+"""
 from __future__ import annotations
 
 import click
 
-from ..cli import _options, _read, guarded, raster_option, source_options
 from ..diagnostics import Diagnostic, TileLangError
 
+_OPTIONS = [
+    click.option("--shape", "shapes", multiple=True, metavar="M=..,N=..",
+                 help="The symbolic sizes (T.dynamic) of the kernel."),
+    click.option("--arg", "scalar_args", multiple=True, metavar="NAME=VALUE",
+                 help="Values of scalar parameters (default 1)."),
+    click.option("--threads", type=click.IntRange(1, None), default=None,
+                 help="cpu: worker threads (default: TILELANG_NUM_THREADS, else all cores)."),
+    click.option("--rep", type=click.FloatRange(0, None), default=100.0, show_default=True,
+                 help="cpu: milliseconds of timed calls."),
+    click.option("--no-timers", is_flag=True,
+                 help="cpu: skip the timers build (no phase breakdown)."),
+    click.option("--json", "as_json", is_flag=True, help="Print the profile as JSON."),
+    click.option("--html", "html_path", default=None, metavar="REPORT.html",
+                 help="Also write the profile as an HTML page (roofline chart, time bars)."),
+]
 
-@click.command()
-@source_options
-@click.option("--shape", "shapes", multiple=True, metavar="M=..,N=..",
-              help="The symbolic sizes (T.dynamic) of the kernel.")
-@click.option("--arg", "scalar_args", multiple=True, metavar="NAME=VALUE",
-              help="Values of scalar parameters (default 1).")
-@click.option("--threads", type=click.IntRange(1, None), default=None,
-              help="cpu: worker threads (default: TILELANG_NUM_THREADS, else all cores).")
-@click.option("--rep", type=click.FloatRange(0, None), default=100.0, show_default=True,
-              help="cpu: milliseconds of timed calls.")
-@click.option("--no-timers", is_flag=True,
-              help="cpu: skip the timers build (no phase breakdown).")
-@click.option("--json", "as_json", is_flag=True, help="Print the profile as JSON.")
-@click.option("--html", "html_path", default=None, metavar="REPORT.html",
-              help="Also write the profile as an HTML page (roofline chart, time bars).")
-@raster_option
-@guarded
-def profile(file, kernel, defines, target, error_format, shapes, scalar_args, threads, rep,
-            no_timers, as_json, html_path, raster):
+
+def command(cli) -> click.Command:
+    """The `profile` command, with `cli`'s source options, raster option and guard."""
+    def profile_command(**kwargs):
+        return profile(cli, **kwargs)
+    profile_command.__doc__ = profile.__doc__
+    fn = cli.raster_option(cli.guarded(profile_command))
+    for option in reversed(_OPTIONS):
+        fn = option(fn)
+    return click.command("profile")(cli.source_options(fn))
+
+
+def profile(cli, file, kernel, defines, target, error_format, shapes, scalar_args, threads,
+            rep, no_timers, as_json, html_path, raster):
     """Profile a kernel of FILE.tl on generated inputs: time, FLOPs, bytes, the roofline
     and the fraction of it reached, the bound, and advice citing its evidence."""
     from ..decorators import KernelFunction
@@ -34,8 +47,8 @@ def profile(file, kernel, defines, target, error_format, shapes, scalar_args, th
     from ..driver.stages import only_kernel
     from .analyze import profile as run_profile
     from .supply import MissingSizes
-    options = _options(defines=defines, target=target, kernel=kernel, raster=raster)
-    text, name = _read(file)
+    options = cli._options(defines=defines, target=target, kernel=kernel, raster=raster)
+    text, name = cli._read(file)
     kfn = KernelFunction(text=text, filename=name, defines=dict(options.defines),
                          kernel=kernel, target=options.target, raster=raster)
     func = only_kernel(kfn.module())

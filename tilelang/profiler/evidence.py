@@ -53,6 +53,8 @@ def cpu_evidence(kfn, func, args, counts, threads: int, warmup: float, rep: floa
     def plain():
         rk(*args, out_idx=None, num_threads=threads)
     times = bench.measure(plain, warmup, rep)
+    while len(times) < 5:                 # a median needs a few calls, however long
+        times.append(bench.time_call(plain))
     time_s = statistics.median(times) / 1e3
     if not use_timers:
         return Measured(time_s, [(c, c.bytes, time_s * _grid_share(counts, c), {}, [])
@@ -62,12 +64,13 @@ def cpu_evidence(kfn, func, args, counts, threads: int, warmup: float, rep: floa
     if not hz:
         return Measured(time_s, [(c, c.bytes, time_s, {}, []) for c in counts], len(times),
                         ["no readable cycle counter: no phase times"])
-    plain_t, timed_t, tables = timed.alternate(plain, rounds=max(3, min(15, len(times))))
+    plain_t, timed_t, runs, median_run = timed.alternate(plain,
+                                                          rounds=max(5, min(15, len(times))))
     overhead = statistics.median(timed_t) / statistics.median(plain_t) - 1
     grids = []
     spans = []
-    for c, g, table in zip(counts, timed.grids, tables):
-        gt = timers.read(g, table, threads, hz)
+    for i, (c, g) in enumerate(zip(counts, timed.grids)):
+        gt = timers.read(g, [run[i] for run in runs], median_run[i], threads, hz)
         spans.append(gt.span)
         grids.append((c, gt))
     total_span = sum(spans) or 1.0
@@ -90,8 +93,10 @@ def _grid_share(counts, c) -> float:
 
 
 def _thread_bar(gt) -> list:
-    cap = gt.capacity or 1.0
-    segs = [(p, s / cap) for p, s in gt.phases.items()]
+    """Thread time: each phase's share of the blocks' time, scaled to the share of
+    thread time the blocks took; then the idle threads' share."""
+    working = 1.0 - gt.idle_share
+    segs = [(p, gt.share(p) * working) for p in gt.phases]
     segs.append(("idle", gt.idle_share))
     rest = 1.0 - sum(v for _, v in segs)
     if rest > 0.005:
@@ -114,7 +119,8 @@ class _TimedRun:
         self.threads = threads
 
     def alternate(self, plain, rounds: int):
-        """Plain and timed calls in turns; the tables of the median timed call."""
+        """Plain and timed calls in turns: their times, every timed call's tables and
+        the tables of the median timed call."""
         import time
         plain_t, timed_t, kept = [], [], []
         self.kernel(*self.args, out_idx=None, num_threads=self.threads)     # warm
@@ -130,7 +136,7 @@ class _TimedRun:
             timed_t.append(t2 - t1)
             kept.append([t.copy() for t in self.tables])
         order = sorted(range(rounds), key=lambda i: timed_t[i])
-        return plain_t, timed_t, kept[order[rounds // 2]]
+        return plain_t, timed_t, kept, kept[order[rounds // 2]]
 
 
 # ----------------------------------------------------------------------------- tcsim

@@ -192,6 +192,7 @@ class GridTimes:
     span: float                # first block start .. last block end
     idle_at_end: float         # thread-seconds idle after a thread's last block
     thread_ends: list          # when each thread finished its last block (s from start)
+    timeline_busy: float = 0.0  # sum of block times in the timeline call
 
     @property
     def capacity(self) -> float:
@@ -199,8 +200,9 @@ class GridTimes:
 
     @property
     def idle_share(self) -> float:
-        """Thread time not spent in a block, over the threads that had blocks."""
-        return max(0.0, 1.0 - self.busy / self.capacity) if self.capacity else 0.0
+        """Thread time not spent in a block, over the threads that had blocks (in the
+        timeline call)."""
+        return max(0.0, 1.0 - self.timeline_busy / self.capacity) if self.capacity else 0.0
 
     @property
     def idle_at_end_share(self) -> float:
@@ -216,21 +218,28 @@ class GridTimes:
                 "phase_shares": {p: self.share(p) for p in self.phases}}
 
 
-def read(grid: TimedGrid, table, threads: int, hz: float) -> GridTimes:
-    """The figures of one grid's timers tensor (int64, blocks x columns)."""
+def read(grid: TimedGrid, tables: list, timeline, threads: int, hz: float) -> GridTimes:
+    """The figures of one grid's timers tensors (int64, blocks x columns), one per
+    timed call. Another process taking the core only ever adds time, so each block's
+    phase times and busy time are the least over the calls; the threads' timeline
+    (span, idle at the end) is that of the call `timeline` (the median one)."""
     import numpy as np
-    t = np.asarray(table, dtype=np.float64)
+    runs = np.stack([np.asarray(t, dtype=np.float64) for t in tables])
+    least = runs.min(axis=0)
+    phases = {p: float(least[:, FIRST_PHASE + i].sum() / hz)
+              for i, p in enumerate(grid.phases)}
+    busy = float((runs[:, :, END] - runs[:, :, START]).min(axis=0).sum() / hz)
+    t = np.asarray(timeline, dtype=np.float64)
     starts, ends = t[:, START], t[:, END]
     origin = starts.min() if len(starts) else 0.0
-    phases = {p: float(t[:, FIRST_PHASE + i].sum() / hz) for i, p in enumerate(grid.phases)}
     lanes = _threads_of(starts - origin, ends - origin)
     span = float((ends.max() - origin) / hz) if len(ends) else 0.0
     used = min(threads, len(starts))
     last = sorted((end / hz for end in lanes), reverse=True)[:used]
     last += [0.0] * (used - len(last))
-    return GridTimes(grid.index, len(starts), threads, phases,
-                     float((ends - starts).sum() / hz), span,
-                     sum(span - e for e in last), sorted(last))
+    line_busy = float((ends - starts).sum() / hz)
+    return GridTimes(grid.index, len(starts), threads, phases, busy, span,
+                     float(sum(span - e for e in last)), sorted(last), line_busy)
 
 
 def _threads_of(starts, ends) -> list[float]:
