@@ -103,7 +103,8 @@ def test_memory_bound_elementwise_on_cpu():
     report = tilelang.compile(VADD).profile(sizes={"N": 1 << 20}, num_threads=1, rep=20)
     assert report.bound == "memory", report.text()
     assert report.advice[0].rule == "memory_bound", report.text()
-    assert report.advice[0].defines == {"dtype": "bfloat16"}
+    # at the memory ceiling: fewer bytes; far below it: longer blocks
+    assert report.advice[0].defines in ({"dtype": "bfloat16"}, {"BLOCK": 4096})
     g = report.grids[0]
     assert g.counts.bytes == 3 * 4 * (1 << 20)       # A, B read, C written, once each
     assert g.roofline.intensity == pytest.approx(1 / 12)

@@ -36,6 +36,7 @@ MEASURE_FRACTION = 0.3           # of the space, at most, compiled and timed
 FINALISTS = 4
 FINAL_TURNS = 5
 MIN_CALLS = 3                    # timed calls of a config, however long one takes
+ROUNDS = 3                       # turns over the measured configs after the first pass
 
 
 @dataclass
@@ -238,6 +239,7 @@ class _Session:
                 timed.append(outcome)
                 best = outcome[0] if best is None else min(best, outcome[0])
             progress.step(f"best {best:.4g} ms" if best is not None else "")
+        timed = self._rounds(timed)
         if not timed:
             progress.close("no config compiled and passed its check")
             reasons = "; ".join(f"{c}: {r.splitlines()[0]}" for c, r in self.skipped[:5])
@@ -305,7 +307,7 @@ class _Session:
         logger.info("config %r: %.4f ms", config, ms)
         return ms, config, prof
 
-    def _time(self, prof, ins, best) -> float:
+    def _time(self, prof, ins, best, calls: int = MIN_CALLS) -> float:
         """The least of a few calls: another process only ever adds time. A config
         three times slower than the best so far is not timed further."""
         from ..profiler import bench
@@ -313,9 +315,13 @@ class _Session:
         if self.runner.deterministic:
             return prof.do_bench(input_tensors=ins)
         full, _ = prof._full_args(list(ins), prof.sizes)
+        if calls < MIN_CALLS:                       # a turn of the rounds: no budget
+            return min(bench.time_call(lambda: self.runner.call(rk, full))
+                       for _ in range(calls))
+        least = calls
         calls = bench.measure(lambda: self.runner.call(rk, full), self.warmup, self.rep,
                               early_stop=best * 3 if best is not None else None)
-        while len(calls) < MIN_CALLS and (best is None or min(calls) < best * 3):
+        while len(calls) < least and (best is None or min(calls) < best * 3):
             calls.append(bench.time_call(lambda: self.runner.call(rk, full)))
         return min(calls)
 
@@ -336,6 +342,20 @@ class _Session:
             prof.assert_allclose(self.args.ref_prog, ins, atol=self.args.atol,
                                  rtol=self.args.rtol,
                                  max_mismatched_ratio=self.args.max_mismatched_ratio)
+
+    def _rounds(self, timed) -> list:
+        """Each measured config timed again in turns with the others, keeping its least
+        time: load from other processes then falls on all of them alike, not on the
+        configs that happened to be measured while it lasted."""
+        if self.runner.deterministic or len(timed) < 2:
+            return timed
+        least = [t[0] for t in timed]
+        for _ in range(ROUNDS):
+            cut = 1.5 * min(least)                  # far slower ones cannot win
+            for i, (_, _, prof) in enumerate(timed):
+                if least[i] <= cut:
+                    least[i] = min(least[i], self._time(prof, self.inputs, None, calls=1))
+        return [(ms, c, p) for ms, (_, c, p) in zip(least, timed)]
 
     # -- stage 3: the finalists -----------------------------------------------------
 

@@ -139,15 +139,21 @@ def memory_bound(ev, ctx: Context):
     r = ev.roofline
     if r.kind != "memory" or r.intensity > r.peaks.ridge / 4:
         return None
+    reached = r.achieved_bytes_per_s / r.peaks.bytes_per_s
+    evidence = (f"intensity {r.intensity:.2g} FLOP/B, ridge {r.peaks.ridge:.3g} FLOP/B; "
+                f"{_pct(reached)} of {r.peaks.memory_label}")
+    if reached < 0.5 and ctx.knobs.value("block") is not None:
+        # far below the ceiling: too few bytes in flight per block, or too short blocks
+        knob = _knob(ctx, "block", "BLOCK")
+        return Advice("memory_bound", "memory-bound, below the memory ceiling", evidence,
+                      f"longer blocks: larger {knob}", 0.5 + 0.5 * (1 - reached),
+                      _scaled(ctx, "block", 4))
     dtype = ctx.knobs.value("dtype")
     narrower = {"float32": "bfloat16", "float64": "float32"}.get(dtype)
     action = (f"fewer bytes: fuse with its producer or consumer, or store "
               f"{_knob(ctx, 'dtype', 'dtype')}={narrower}" if narrower else
               "fewer bytes: fuse with its producer or consumer")
-    reached = r.achieved_bytes_per_s / r.peaks.bytes_per_s
-    return Advice("memory_bound", "memory-bound",
-                  f"intensity {r.intensity:.2g} FLOP/B, ridge {r.peaks.ridge:.3g} FLOP/B; "
-                  f"{_pct(reached)} of {r.peaks.memory_label}", action,
+    return Advice("memory_bound", "memory-bound", evidence, action,
                   0.5 + 0.5 * min(1.0, reached),
                   ctx.knobs.change("dtype", narrower) if narrower else {})
 
