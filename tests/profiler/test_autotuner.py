@@ -196,3 +196,22 @@ def test_default_spaces():
     assert [c["BLOCK"] for c in vec] == [256, 512, 1024, 2048, 4096]
     with pytest.raises(ValueError, match="no default search space"):
         default_configs(GATHER)                              # literal block sizes only
+
+
+@pytest.mark.slow
+def test_readme_tuning_block_runs_as_written(tmp_path):
+    """The README's "Tuning a kernel" Python block, run as written from the repository
+    root (a fresh cache: it really tunes)."""
+    import re
+    import subprocess
+    import sys
+    readme = open(os.path.join(ROOT, "README.md")).read()
+    block = next(b for b in re.findall(r"```python\n(.*?)```", readme, flags=re.S)
+                 if "@autotune" in b)
+    env = dict(os.environ, TILELANG_CACHE_DIR=str(tmp_path))
+    script = tmp_path / "tuning.py"             # kernels are parsed from their source file
+    script.write_text(block)
+    proc = subprocess.run([sys.executable, str(script)], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "measured" in proc.stdout
