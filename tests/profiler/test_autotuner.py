@@ -215,3 +215,56 @@ def test_readme_tuning_block_runs_as_written(tmp_path):
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "measured" in proc.stdout
+
+
+def test_tilelang_example_spelling():
+    """The calls a TileLang autotune example makes, spelled as it spells them: a builder
+    whose tuned parameters default to None (thread count, a rasterisation flag used in
+    `T.use_swizzle`), the chained setters with `backend=`, `.run(warmup=3, rep=20)`,
+    then the profiler on the best kernel."""
+    import itertools
+    import tilelang as tl
+
+    def ref_program(A, B):
+        return (A.astype(np.float32) @ B.T.astype(np.float32)).astype(np.float16)
+
+    def get_configs():
+        return [{"block_M": m, "block_N": n, "block_K": 32, "num_stages": s, "thread_num": t,
+                 "enable_rasteration": r}
+                for m, n, s, t, r in itertools.product((32, 64), (32, 64), (0, 2), (128,),
+                                                       (True, False))]
+
+    M = N = K = 64
+
+    def kernel(block_M=None, block_N=None, block_K=None, num_stages=None, thread_num=None,
+               enable_rasteration=None):
+        dtype = T.float16
+        accum_dtype = T.float32
+
+        @T.prim_func
+        def main(A: T.Tensor((M, K), dtype), B: T.Tensor((N, K), dtype),
+                 C: T.Tensor((M, N), dtype)):
+            with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M),
+                          threads=thread_num) as (bx, by):
+                A_shared = T.alloc_shared((block_M, block_K), dtype)
+                B_shared = T.alloc_shared((block_N, block_K), dtype)
+                C_local = T.alloc_fragment((block_M, block_N), accum_dtype)
+                T.use_swizzle(panel_size=10, enable=enable_rasteration)
+                T.clear(C_local)
+                for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=num_stages):
+                    T.copy(A[by * block_M, k * block_K], A_shared)
+                    T.copy(B[bx * block_N, k * block_K], B_shared)
+                    T.gemm(A_shared, B_shared, C_local, transpose_B=True)
+                T.copy(C_local, C[by * block_M, bx * block_N])
+        return main
+
+    result = (AutoTuner.from_kernel(kernel=kernel, configs=get_configs())
+              .set_compile_args(out_idx=[-1], target="auto")
+              .set_profile_args(supply_type=tl.TensorSupplyType.Auto, ref_prog=ref_program,
+                                skip_check=False, backend="event")
+              .run(warmup=3, rep=20))
+    profiler = result.kernel.get_profiler(tensor_supply_type=tl.TensorSupplyType.Auto)
+    assert profiler.do_bench(backend="event") > 0
+    assert profiler.do_bench(ref_program, backend="event") > 0
+    profiler.assert_allclose(ref_program, atol=1e-2, rtol=1e-2)
+    assert set(result.config) == set(get_configs()[0])
