@@ -252,6 +252,11 @@ class StmtLowering:
             from .vec import lower_parallel
             lower_parallel(self, s)
             return
+        if s.kind == "pipelined":
+            from .schedule import has_schedule, lower_scheduled
+            if has_schedule(s):
+                lower_scheduled(self, s)
+                return
         if s.kind == "pipelined" and int(s.annotation("num_stages", 1) or 1) >= 1:
             from .pipeline import lower_pipelined
             if lower_pipelined(self, s):
