@@ -279,7 +279,22 @@ def test_tilelang_scheduling_hints_are_accepted():
                       "for k in T.Pipelined(4, num_stages=2, order=[0, 1], stage=[0, 1]):",
                       "    pass"))
     assert isinstance(s[2], Copy) and isinstance(s[3], Gemm)
-    assert s[5].annotations == (("num_stages", 2),)
+    # a manual pipeline schedule is kept (tcsim lowers it; the CPU target ignores it)
+    assert s[5].annotations == (("num_stages", 2), ("order", (0, 1)), ("stage", (0, 1)))
+
+
+def test_pipelined_schedule_with_groups():
+    (loop,) = stmts(body_of("for k in T.Pipelined(8, order=[-1, 0], stage=[-1, 0], "
+                            "group=[[0], [1, 2]]):", "    pass"))
+    assert loop.annotation("group") == ((0,), (1, 2))
+    assert loop.annotation("order") == (-1, 0) and loop.annotation("stage") == (-1, 0)
+
+
+def test_pipelined_schedule_must_be_constant_lists():
+    for bad in ("order=3", "order=[0, N]", "group=[0, 1]"):
+        with pytest.raises(TileLangError) as info:
+            body_of(f"for k in T.Pipelined(8, {bad}):", "    pass")
+        assert info.value.code == "TL0218"
 
 
 def test_tilelang_scheduling_statements_are_ignored():

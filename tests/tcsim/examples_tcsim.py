@@ -33,18 +33,19 @@ def tile_ir(module, reuse: bool = True):
 
 
 @functools.lru_cache(maxsize=None)
-def _build(name: str, defines: tuple, config: str, raster: int, reuse: bool):
+def _build(name: str, defines: tuple, config: str, raster: int, reuse: bool,
+           cluster: tuple = (1, 1, 1)):
     from tilelang.codegen.tcsim import compile_module
     from tilelang.frontend import parse_module
     path = EXAMPLES / f"{name}.tl"
     module = parse_module(path.read_text(), str(path), defines=dict(defines) or None)
-    return compile_module(tile_ir(module, reuse), config, raster=raster)
+    return compile_module(tile_ir(module, reuse), config, raster=raster, cluster=cluster)
 
 
 def artifact(name: str, kernel: str | None = None, config="tiny", raster=0, reuse=True,
-             **defines):
+             cluster=(1, 1, 1), **defines):
     key = tuple(sorted(defines.items()))
-    return _build(name, key, config, raster, reuse)[kernel or name]
+    return _build(name, key, config, raster, reuse, tuple(cluster))[kernel or name]
 
 
 def np_dtype(dtype: str):

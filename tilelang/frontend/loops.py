@@ -3,13 +3,13 @@ from __future__ import annotations
 
 from lark import Tree
 
-from ..diagnostics import codes_names as CN, codes_tileops as C3
+from ..diagnostics import codes_names as CN, codes_tileops as C3, codes_types as CT
 from ..ir.nodes import Const, Var, For
 from ..language.names import LOOP_ITERS
 from .callargs import Sig, REQUIRED, bind
 from .errors import fail
 from .regions import simplify_sub
-from .values import TRef, describe, span_of
+from .values import TRef, Tup, const_value, describe, span_of
 
 _KIND = {"range": "serial", "serial": "serial", "Parallel": "parallel",
          "parallel": "parallel", "Pipelined": "pipelined", "unroll": "unroll",
@@ -71,7 +71,9 @@ class LoopMixin:
         params = (("start", REQUIRED), ("stop", None))
         if name == "Pipelined":
             params += (("num_stages", None),)
-        hints = ("order", "stage", "sync", "group") if name == "Pipelined" else ()
+        if name == "Pipelined":             # the manual schedule (TileLang's spelling)
+            params += (("order", None), ("stage", None), ("group", None))
+        hints = ("sync",) if name == "Pipelined" else ()
         args = bind(Sig(_spell(name), params, ignored=hints), tree, self.spans)
         start = self.eval_int(args["start"], "an integer loop bound")
         if args["stop"] is None:
@@ -79,11 +81,38 @@ class LoopMixin:
         else:
             stop = self.eval_int(args["stop"], "an integer loop bound")
             lo, extent = start, simplify_sub(stop, start)
-        ann = ()
+        ann = []
         if name == "Pipelined" and args["num_stages"] is not None:
             stages = self.const_arg(args["num_stages"], "num_stages")
-            ann = (("num_stages", stages),)
-        return [(lo, extent, kind, ann)]
+            ann.append(("num_stages", stages))
+        if name == "Pipelined":
+            for key, nested in (("group", True), ("order", False), ("stage", False)):
+                if args[key] is not None:
+                    ann.append((key, self._int_list(args[key], key, nested)))
+        return [(lo, extent, kind, tuple(sorted(ann)))]
+
+    def _int_list(self, tree, what: str, nested: bool) -> tuple:
+        """`order=[-1, 0, 1]` (or `group=[[0], [1, 2]]`): a tuple of integer constants."""
+        value = self.eval(tree)
+
+        def ints(v, where):
+            if not isinstance(v, Tup):
+                raise fail(CT.NOT_CONSTANT, f"`{what}=` must be a list of integer "
+                           f"constants", span_of(where), f"{describe(where)}")
+            out = []
+            for x in v.items:
+                c = const_value(x)
+                if not isinstance(c, int) or isinstance(c, bool):
+                    raise fail(CT.NOT_CONSTANT, f"an entry of `{what}=` must be an "
+                               f"integer constant", span_of(x), f"{describe(x)}")
+                out.append(c)
+            return tuple(out)
+        if nested:
+            if not isinstance(value, Tup):
+                raise fail(CT.NOT_CONSTANT, f"`{what}=` must be a list of lists of "
+                           f"statement indices", span_of(value), f"{describe(value)}")
+            return tuple(ints(v, v) for v in value.items)
+        return ints(value, value)
 
     def check_new_name(self, name, span, what):
         """A loop / block variable or let may not rebind a name of the function."""

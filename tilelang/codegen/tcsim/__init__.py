@@ -16,6 +16,7 @@ from ...ir.visitor import walk
 from ...targets.tcsim.artifact import Artifact, ArtifactError, check_fits
 from ...targets.tcsim.config import ConfigError, get_config
 from ...targets.tcsim.isa import Param, Program, Reg
+from .cluster import ClusterVarying
 from .emit import Emitter
 from .levels import LevelPlan
 from .scalar import grid_text, unsupported
@@ -26,9 +27,12 @@ from .target import DEFAULT_CONFIG, is_tcsim, parse_target  # noqa: E402,F401
 __all__ = ["compile_module", "compile_func", "parse_target", "is_tcsim", "DEFAULT_CONFIG"]
 
 
-def compile_module(module, config="tiny", *, raster: int = 0) -> dict:
+def compile_module(module, config="tiny", *, raster: int = 0, cluster=(1, 1, 1)) -> dict:
     """Every kernel of `module` as a tcsim Artifact for machine `config`. `raster` > 0
-    launches blocks in panels of that many rows of the grid's y axis (L2 reuse)."""
+    launches blocks in panels of that many rows of the grid's y axis (L2 reuse).
+    `cluster=(cx, cy[, cz])` launches blocks in thread-block clusters, and the loads
+    their blocks share become multicast loads (cluster.py)."""
+    cluster = _cluster_dims(cluster)
     if isinstance(config, str) and is_tcsim(config):
         cfg = parse_target(config)                 # "tcsim:h100_like"
     else:
@@ -38,7 +42,7 @@ def compile_module(module, config="tiny", *, raster: int = 0) -> dict:
             raise TileLangError(Diagnostic(UNKNOWN_CONFIG, str(e))) from None
     out = {}
     for f in module.funcs:
-        prog = compile_func(f, cfg, raster=raster)
+        prog = compile_func(f, cfg, raster=raster, cluster=cluster)
         try:
             check_fits(prog, cfg)
         except ArtifactError as e:
@@ -48,11 +52,19 @@ def compile_module(module, config="tiny", *, raster: int = 0) -> dict:
     return out
 
 
-def compile_func(f, cfg, raster: int = 0) -> Program:
+def _cluster_dims(cluster) -> tuple[int, int, int]:
+    dims = tuple(int(c) for c in cluster) + (1,) * (3 - len(tuple(cluster)))
+    if len(dims) != 3 or min(dims) < 1:
+        raise ValueError(f"cluster must be 1 to 3 positive block counts, not {cluster!r}")
+    return dims
+
+
+def compile_func(f, cfg, raster: int = 0, cluster=(1, 1, 1)) -> Program:
     plan = LevelPlan(cfg)
-    first = _lower(f, None, None, raster, plan)           # pass 1: who touches what
+    cluster = _cluster_dims(cluster)
+    first = _lower(f, None, None, raster, plan, cluster)     # pass 1: who touches what
     groups = alias_groups(first.program.buffers)
-    return _lower(f, first.table_seen, groups, raster, plan).program
+    return _lower(f, first.table_seen, groups, raster, plan, cluster).program
 
 
 class _Result:
@@ -78,10 +90,12 @@ def alias_groups(buffers) -> dict:
     return {n: find(n) for n in parent}
 
 
-def _lower(f, table, groups, raster, plan) -> _Result:
+def _lower(f, table, groups, raster, plan, cluster=(1, 1, 1)) -> _Result:
     em = Emitter(table, groups)
     env, params = {}, []
     kernel, pre = _split_body(f)
+    if len(kernel.block_vars) < sum(1 for c in cluster if c > 1):
+        raise unsupported(kernel, f"a cluster over {len(kernel.block_vars)}-D grid")
     block_regs = []
     for v in kernel.block_vars:
         r = em.reg()
@@ -103,6 +117,7 @@ def _lower(f, table, groups, raster, plan) -> _Result:
             params.append(Param(p.name, "tensor", p.dtype, _shape(p)))
     st = StmtLowering(em, env, plan)
     st.kernel_body = kernel.body
+    st.cluster = ClusterVarying(kernel, cluster)
     gemms = [n for n in walk(kernel.body) if isinstance(n, Gemm)]
     st.accumulators = {n.c.buffer.name for n in gemms}
     st.gemm_operands = {r.buffer.name for n in gemms for r in (n.a, n.b)}
@@ -118,7 +133,7 @@ def _lower(f, table, groups, raster, plan) -> _Result:
     grid = tuple(grid_text(g) for g in kernel.grid) + ("1",) * (3 - len(kernel.grid))
     prog = Program(f.name, tuple(params), tuple(symbols), grid, tuple(block_regs),
                    tuple(em.buffers.values()), (("done", 4),), tuple(code), raster,
-                   max(em.nregs, 1), kernel.threads)
+                   max(em.nregs, 1), kernel.threads, cluster)
     return _Result(prog, {k: frozenset(v) for k, v in em.seen.items()})
 
 

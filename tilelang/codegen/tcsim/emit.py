@@ -66,8 +66,9 @@ class Emitter:
         return self.groups.get(name, name)
 
     def declare(self, name: str, level: str, dtype: str, shape, stages: int = 1,
-                offset: int | None = None) -> None:
-        self.buffers[name] = BufferDecl(name, level, dtype, tuple(shape), stages, offset)
+                offset: int | None = None, transient: bool = False) -> None:
+        self.buffers[name] = BufferDecl(name, level, dtype, tuple(shape), stages, offset,
+                                        transient)
 
     def tile(self, name: str, dims=None) -> Tile:
         return Tile(name, self.stage_reg.get(name), dims)

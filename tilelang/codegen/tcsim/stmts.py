@@ -21,6 +21,8 @@ class StmtLowering:
         self.accumulators: set[str] = set()         # T.gemm outputs: zeroed by ACC.ZERO
         self.vec_pool: dict = {}                    # temporaries of T.Parallel lowering
         self.kernel_body = None
+        self.cluster = None                         # ClusterVarying (cluster.py)
+        self.steered = 0                            # depth of cluster-varying control
 
     # ------------------------------------------------------------------ dispatch
     def stmt(self, s) -> None:
@@ -143,9 +145,16 @@ class StmtLowering:
             target = self.staging(view, self.plan.fragment, "in")
         g, box = self._glob(region)
         self.em.engine_op("DMA_IN", "DMA.LD", (self._tile(target), g), reads=(g.tensor,),
-                          writes=(target[0],), box=box)
+                          writes=(target[0],), box=box,
+                          mcast=1 if self._shared_by_cluster(region) else None)
         if target != view:
             self.move(view, target)
+
+    def _shared_by_cluster(self, region) -> bool:
+        """Whether every block of a cluster loads this very box at this point."""
+        c = self.cluster
+        return c is not None and c.active and not self.steered and \
+            not any(c.depends(x) for x in region.starts)
 
     def store(self, view, region, reduce: str | None = None) -> None:
         if self.em.buffers[view[0]].level not in self.plan.dma:
@@ -231,10 +240,23 @@ class StmtLowering:
 
     # ------------------------------------------------------------------ control flow
     def loop(self, s: For) -> None:
+        steered = self.cluster is not None and self.cluster.steers(s)
+        self.steered += steered
+        try:
+            self._loop(s)
+        finally:
+            self.steered -= steered
+
+    def _loop(self, s: For) -> None:
         if s.kind in ("parallel", "vectorized"):
             from .vec import lower_parallel
             lower_parallel(self, s)
             return
+        if s.kind == "pipelined":
+            from .schedule import has_schedule, lower_scheduled
+            if has_schedule(s):
+                lower_scheduled(self, s)
+                return
         if s.kind == "pipelined" and int(s.annotation("num_stages", 1) or 1) >= 1:
             from .pipeline import lower_pipelined
             if lower_pipelined(self, s):
@@ -253,6 +275,14 @@ class StmtLowering:
         em.emit("ENDLOOP")
 
     def if_(self, s: If) -> None:
+        steered = self.cluster is not None and self.cluster.steers(s)
+        self.steered += steered
+        try:
+            self._if(s)
+        finally:
+            self.steered -= steered
+
+    def _if(self, s: If) -> None:
         em = self.em
         cond = self.scalar.operand(s.cond)
         if isinstance(cond, Imm):

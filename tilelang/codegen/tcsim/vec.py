@@ -55,7 +55,9 @@ class VecLowering:
             name = pool.pop()
         else:
             name = f"__t{len(self.em.buffers)}"
-            self.em.declare(name, self.st.plan.fragment, dtype, self.shape)
+            # an elementwise temporary: computed element by element, never a whole tile
+            # in registers, so it takes no room (BufferDecl.transient)
+            self.em.declare(name, self.st.plan.fragment, dtype, self.shape, transient=True)
         self.busy.append((key, name))
         return name
 

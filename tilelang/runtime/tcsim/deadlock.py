@@ -68,6 +68,12 @@ def _graph(sim):
                              f"(instruction {head.index}) ({s.phase} phases done, "
                              f"{s.arrivals}/{s.count} arrivals)")
                 edges[_unit(core, eng)] = _signallers(core, s)
+    for group in sim.mcast.values():
+        head = group[0]
+        waits.append(f"{head.core.label} DMA_IN waits in a multicast load (instruction "
+                     f"{head.di.index}) for its cluster: {len(group)} of "
+                     f"{head.core.gang.active_size} blocks issued it (every block of a "
+                     f"cluster must issue its multicast loads in the same order)")
     return waits, edges
 
 

@@ -10,6 +10,7 @@ import math
 
 from ...targets.tcsim.config import MachineConfig
 from ...targets.tcsim.isa import Glob, Imm, Program, Reg, SemRef, Tile, Wait
+from .vec_cost import vec_cycles
 
 ENGINE_INDEX = {"DMA_IN": 0, "DMA_OUT": 1, "MMA": 2, "VEC": 3}
 ENGINE_NAMES = ("DMA_IN", "DMA_OUT", "MMA", "VEC")
@@ -45,7 +46,7 @@ class DI:
     __slots__ = ("op", "engine", "args", "jump", "tiles", "glob", "box", "waits",
                  "signal", "cycles", "flops", "mma_dtype", "attrs", "reads", "writes",
                  "line", "index", "elems", "kind", "fn", "operand_bytes",
-                 "static_stages", "regs", "ta", "tb", "box_elems")
+                 "static_stages", "regs", "ta", "tb", "box_elems", "mcast")
 
     def __init__(self):
         self.jump = -1
@@ -67,6 +68,7 @@ class DI:
         self.regs = ()              # registers it reads or writes (the LDG scoreboard)
         self.ta = self.tb = False   # MMA: transposed operands
         self.box_elems = 0          # DMA: elements of the box
+        self.mcast = False          # DMA.LD: one read for the whole cluster
 
 
 def _operand(x, bufs):
@@ -148,6 +150,7 @@ def _engine_fields(d: DI, ins, cfg: MachineConfig) -> None:
     if d.box is not None:
         d.box_elems = math.prod(d.box)
     d.ta, d.tb = bool(ins.attr("ta")), bool(ins.attr("tb"))
+    d.mcast = bool(ins.attr("mcast"))
     op, tiles = d.op, d.tiles
     if op == "MMA":
         c, a, b = tiles
@@ -184,7 +187,10 @@ def _vec_fields(d: DI, ins, cfg: MachineConfig) -> None:
         d.reads = tiles[1:]
     d.writes = (dst,)
     d.elems = elems
-    d.cycles = max(cfg.issue_interval, math.ceil(elems / cfg.vec_elems_per_clk))
+    if d.op == "ACC.ZERO":
+        d.cycles = max(cfg.issue_interval, math.ceil(elems / cfg.vec_elems_per_clk))
+    else:
+        d.cycles = vec_cycles(cfg, d.op, elems, dst, tiles[1:])
 
 
 # scalar kinds, for the interpreter's dispatch

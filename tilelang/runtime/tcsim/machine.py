@@ -73,7 +73,7 @@ class Core:
     __slots__ = ("sim", "id", "slot", "label", "code", "regs", "pc", "t", "loops",
                  "engines", "queues", "inflight", "sems", "bufs", "bufs_state", "block",
                  "blocked", "blocked_since", "seen", "stall", "done", "block_start",
-                 "last_fence", "loading", "valid")
+                 "last_fence", "loading", "valid", "gang")
 
     def __init__(self, sim, cid: int, slot: int, engines: list, multi: bool):
         self.sim = sim
@@ -88,6 +88,7 @@ class Core:
         self.done = False
         self.blocked = None
         self.block = None
+        self.gang = None
 
     # ------------------------------------------------------------------ blocks
     def start_block(self, coords, t: float) -> None:

@@ -14,7 +14,7 @@ class Report:
     time_s: float
     flops: float                    # useful: over the valid extents of the tiles
     tflops: float                   # useful FLOPs per second
-    mma_utilization: float          # useful MMA work / (cycles x cores x peak per core)
+    mma_utilization: float          # useful MMA FLOP/s / the peak at the nominal clock
     roofline_cycles: float
     roofline_bound: str             # "compute" | "memory"
     roofline_fraction: float        # roofline_cycles / cycles
@@ -32,14 +32,20 @@ class Report:
     blocks_per_core: int = 1        # resident at once (memory and config permitting)
     instructions: int = 0
     issued_flops: float = 0.0       # whole MMA tiles, padding of ragged tiles included
+    clock_ghz: float = 0.0          # the run's effective clock (the config's clock model)
+    nominal_clock_ghz: float = 0.0
+    calibrated: bool = True         # False: the config has no published calibration
 
     def summary(self) -> str:
         b = self.bytes
         lines = [
             f"tcsim:{self.config}  {self.blocks} blocks on {self.cores} cores, "
             f"{self.blocks_per_core} resident per core "
-            f"({self.waves} wave{'s' if self.waves != 1 else ''})",
-            f"  cycles            {self.cycles:,.0f}  ({self.time_s * 1e6:,.2f} us)",
+            f"({self.waves} wave{'s' if self.waves != 1 else ''})"
+            + ("" if self.calibrated else "  [uncalibrated: no published figures "
+               "calibrate this config; relative comparisons only]"),
+            f"  cycles            {self.cycles:,.0f}  ({self.time_s * 1e6:,.2f} us"
+            f"{self._clock()})",
             f"  achieved          {self.tflops:,.2f} TFLOPS{self._padding()}",
             f"  MMA utilisation   {self.mma_utilization * 100:.1f} %",
             f"  roofline          {self.roofline_bound}-bound, {self.roofline_cycles:,.0f} "
@@ -51,6 +57,13 @@ class Report:
             "  stalls (core-cyc) " + "  ".join(f"{k} {v:,.0f}" for k, v in self.stalls.items()),
         ]
         return "\n".join(lines)
+
+    def _clock(self) -> str:
+        """The effective clock, when the power model lowered it below nominal."""
+        if not self.nominal_clock_ghz or self.clock_ghz >= self.nominal_clock_ghz - 1e-9:
+            return ""
+        return (f" at {self.clock_ghz:.2f} GHz: tensor-core load holds the clock below "
+                f"its nominal {self.nominal_clock_ghz:.2f}")
 
     def _padding(self) -> str:
         """How much of the issued MMA work multiplied padding, when any did."""
@@ -82,7 +95,7 @@ def build_report(sim) -> Report:
     b = dict(sim.bytes)
     b["hbm"] = b["hbm_read"] + b["hbm_write"]
     b["l2"] = b["l2_read"] + b["hbm_write"]
-    memory = b["hbm"] / cfg.hbm_bytes_per_clk
+    memory = b["hbm"] / sim.hbm_per_clk
     bound = max(compute, memory)
     total_core = cycles * cores if cycles else 1.0
     busy, stalls = {}, {"sem_wait": 0.0, "bandwidth": 0.0, "queue_full": 0.0, "drain": 0.0}
@@ -102,14 +115,18 @@ def build_report(sim) -> Report:
         stalls["drain"] += c.stall["drain"]
     l2 = sim.l2
     accesses = l2.hits + l2.misses
+    clock = cfg.effective_clock_ghz(busy["MMA"])
+    time_s = cycles / (clock * 1e9)
     return Report(
-        config=cfg.name, cycles=cycles, time_s=cycles / cfg.clock_hz, flops=flops,
-        tflops=flops / (cycles / cfg.clock_hz) / 1e12 if cycles else 0.0,
-        mma_utilization=compute / cycles if cycles else 0.0,
+        config=cfg.name, cycles=cycles, time_s=time_s, flops=flops,
+        tflops=flops / time_s / 1e12 if cycles else 0.0,
+        # of the peak at the nominal clock: a throttled clock shows as lost utilisation
+        mma_utilization=compute / cycles * clock / cfg.clock_ghz if cycles else 0.0,
         roofline_cycles=bound, roofline_bound="compute" if compute >= memory else "memory",
         roofline_fraction=bound / cycles if cycles else 0.0, bytes=b,
         l2_hit_rate=l2.hits / accesses if accesses else 0.0, engine_busy=busy,
         stalls=stalls, engine_stalls=engine_stalls, blocks=len(sim.order),
         waves=math.ceil(len(sim.order) / (cores * sim.resident)), cores=cores,
         blocks_per_core=sim.resident, instructions=sim.instructions,
-        issued_flops=sum(sim.flops.values()))
+        issued_flops=sum(sim.flops.values()), clock_ghz=clock,
+        nominal_clock_ghz=cfg.clock_ghz, calibrated=cfg.calibrated)

@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from . import numerics as nx
-from .bandwidth import L2, Pool
+from .bandwidth import L2, Pool, sectors
 from ...targets.tcsim.config import get_config
 from .decode import decode_program
 from .errors import RaceError, SimError
@@ -30,20 +30,28 @@ from .useful import on_load as useful_load, on_mma as useful_mma, on_vec as usef
 
 class Simulator:
     def __init__(self, program, cfg, tensors, env, functional=True, trace=False,
-                 check_races=None, max_events=None):
+                 check_races=None, max_events=None, clock_ghz=None):
         self.program, self.cfg = program, cfg
+        # the clock the cores run at: bandwidths in bytes per second become bytes per
+        # cycle of this clock (a throttled core sees memory relatively faster)
+        self.clock_ghz = clock_ghz or cfg.clock_ghz
         self.tensors = tensors
         self.functional = functional
         self.code = decode_program(program, cfg)
         self.preload = _preload(program, env)
         self.grid = tuple(env["__grid__"])
         self.order = block_order(self.grid, program.raster)
+        self.cluster_size = math.prod(program.cluster)
+        _check_cluster(self.grid, program.cluster, cfg)
+        self.launches = cluster_order(self.order, program.cluster)
+        self.mcast: dict = {}                   # multicast loads waiting for their cluster
         self.heap: list = []
         self.seq = 0
         cap = cfg.port_bytes_per_clk
-        self.hbm = Pool("HBM", cfg.hbm_bytes_per_clk * cfg.hbm_efficiency, cap)
-        self.l2pool = Pool("L2", cfg.l2_bytes_per_clk, cap)
-        self.l2 = L2(cfg.l2_bytes)
+        self.hbm_per_clk = cfg.hbm_bytes_per_s / (self.clock_ghz * 1e9)
+        self.hbm = Pool("HBM", self.hbm_per_clk * cfg.hbm_efficiency, cap)
+        self.l2pool = Pool("L2", cfg.l2_bytes_per_s / (self.clock_ghz * 1e9), cap)
+        self.l2 = L2(cfg.l2_bytes, cfg.l2_sector_bytes)
         self.hazards = Hazards() if (functional if check_races is None else check_races) \
             else None
         self.trace = [] if trace else None
@@ -51,19 +59,22 @@ class Simulator:
         self.flops: dict[str, float] = {}       # issued: whole tiles, padding included
         self.useful: dict[str, float] = {}      # over the valid extents (useful.py)
         self.bytes = {"hbm_read": 0.0, "hbm_write": 0.0, "l2_read": 0.0, "smem": 0.0}
-        self.next_block = 0
+        self.next_launch = 0
         self.blocks_done = 0
         self.end = 0.0
         self.max_events = max_events
         self.resident = resident_blocks(program, cfg)
-        self.cores, self.phys = self._build_cores(min(cfg.cores, max(1, len(self.order))))
+        gangs = max(1, min(cfg.cores // self.cluster_size, len(self.launches)))
+        self.cores, self.phys, self.gangs = self._build_cores(gangs * self.cluster_size)
         # "shared" bytes: traffic of the on-chip memories other than the register file
         self.smem_levels = set(cfg.mma_ab_levels) | set(cfg.dma_levels)
         self.smem_levels.discard("RF")
 
     def _build_cores(self, ncores: int):
         """(block slots, in first-wave order: slot 0 of every core first; the four
-        engines of each physical core, shared by its slots)."""
+        engines of each physical core, shared by its slots; the gangs: a cluster's
+        worth of slots, one on each of `cluster_size` neighbouring cores, that take a
+        cluster's blocks together)."""
         slots = [[] for _ in range(self.resident)]
         phys = []
         for c in range(ncores):
@@ -74,7 +85,10 @@ class Simulator:
             phys.append(engines)
             for k, core in enumerate(own):
                 slots[k].append(core)
-        return [core for group in slots for core in group], phys
+        cores = [core for group in slots for core in group]
+        n = self.cluster_size
+        gangs = [Gang(cores[i:i + n]) for i in range(0, len(cores), n)]
+        return cores, phys, gangs
 
     # ------------------------------------------------------------------ events
     def push(self, t: float, kind: int, obj, arg=None) -> None:
@@ -82,8 +96,8 @@ class Simulator:
         heapq.heappush(self.heap, (t, self.seq, kind, obj, arg))
 
     def run(self):
-        for core in self.cores:
-            self._next(core, 0.0)
+        for gang in self.gangs:
+            self._next(gang, 0.0)
         heap = self.heap
         count = 0
         while heap:
@@ -109,13 +123,19 @@ class Simulator:
         return build_report(self)
 
     # ------------------------------------------------------------------ blocks
-    def _next(self, core, t: float) -> None:
-        if self.next_block < len(self.order):
-            coords = self.order[self.next_block]
-            self.next_block += 1
-            core.start_block(coords, t)
+    def _next(self, gang, t: float) -> None:
+        """The next cluster's blocks (one block without clusters) to a free gang."""
+        if self.next_launch < len(self.launches):
+            members = self.launches[self.next_launch]
+            gang.launch = self.next_launch
+            self.next_launch += 1
+            gang.active = len(members)
+            for core, coords in zip(gang.cores, members):
+                core.gang = gang
+                core.start_block(coords, t)
         else:
-            core.done = True
+            for core in gang.cores:
+                core.done = True
 
     def block_done(self, core, t: float) -> None:
         self.blocks_done += 1
@@ -123,8 +143,11 @@ class Simulator:
         if self.trace is not None:
             self.trace.append((core.id, f"BLOCK {core.slot}" if core.slot else "BLOCK",
                                str(core.block), core.block_start, t))
-        self._next(core, t + self.cfg.block_launch_cycles if
-                   self.next_block < len(self.order) else t)
+        gang = core.gang
+        gang.active -= 1
+        if gang.active == 0:                  # a cluster's cores free up together
+            self._next(gang, t + self.cfg.block_launch_cycles if
+                       self.next_launch < len(self.launches) else t)
 
     def load_scalar(self, glob, regs):
         """LDG: one element of a global tensor (0 outside it). Launch binding made sure
@@ -282,23 +305,56 @@ class Simulator:
                 core.valid.pop((d.tiles[0].buf, op.stages[0]), None)
         if tile.level in self.smem_levels:
             self.bytes["smem"] += nbytes
-        if d.engine == 0:
-            hit = self.l2.access((d.glob[0], op.starts, d.box), nbytes)
-            pool = self.l2pool if hit else self.hbm
-            self.bytes["l2_read"] += nbytes
-            if not hit:
-                self.bytes["hbm_read"] += nbytes
-        else:
-            pool = self.hbm
-            self.bytes["hbm_write"] += nbytes
         eng.data_active = True
         op.data_start = now
         op.moved = nbytes
-        if nbytes == 0:
-            self.data_end(op, now)
+        job = op
+        if d.mcast and self.cluster_size > 1:
+            job = self._join_multicast(core, op, now)
+            if job is None:
+                return                        # the engine waits for the cluster
+        sector = self.l2.sector
+        if d.engine == 0:
+            hit, miss = self.l2.access(d.glob[0], g.shape, esize, op.starts, d.box)
+            fetched = miss * sector
+            self.bytes["l2_read"] += nbytes
+            self.bytes["hbm_read"] += fetched
+            # the missed sectors come from HBM, then the rest from L2
+            if not hit:
+                phases = ((self.hbm, fetched),) if fetched else ()
+            elif not miss:
+                phases = ((self.l2pool, nbytes),)
+            else:
+                served = nbytes * hit / (hit + miss)
+                phases = ((self.hbm, fetched), (self.l2pool, served))
+        else:
+            written = sectors(g.shape, esize, op.starts, d.box, sector) * sector
+            self.bytes["hbm_write"] += written
+            phases = ((self.hbm, written),) if written else ()
+        self._transfer(job, phases, now)
+
+    def _transfer(self, job, phases, now: float) -> None:
+        """Move a DMA's data through its bandwidth pools, one phase after another."""
+        if not phases:
+            self._data_done(job, now)
             return
-        pool.add(now, nbytes, op)
+        pool, nbytes = phases[0]
+        pool.add(now, nbytes, (job, phases[1:]))
         self._schedule_pool(pool)
+
+    def _join_multicast(self, core, op, now: float):
+        """A multicast load waits until every block of its cluster has issued it; the
+        last one to arrive starts one transfer for all (a tuple of their ops)."""
+        key = (core.gang.launch, op.di.index, op.starts)
+        group = self.mcast.setdefault(key, [])
+        group.append(op)
+        if len(group) < core.gang.active_size:
+            return None
+        del self.mcast[key]
+        for member in group:
+            member.eng.stall_sem += now - member.data_start   # waited for its peers
+            member.data_start = now
+        return tuple(group)
 
     def _schedule_pool(self, pool) -> None:
         t = pool.next_finish()
@@ -306,9 +362,16 @@ class Simulator:
             self.push(t, POOL, pool, pool.version)
 
     def _pool_event(self, pool, now: float) -> None:
-        for op in pool.pop_done(now):
-            self.data_end(op, now)
+        for job, rest in pool.pop_done(now):
+            self._transfer(job, rest, now)
         self._schedule_pool(pool)
+
+    def _data_done(self, job, now: float) -> None:
+        if isinstance(job, tuple):            # a multicast: every block's copy landed
+            for op in job:
+                self.data_end(op, now)
+        else:
+            self.data_end(job, now)
 
     def data_end(self, op, now: float) -> None:
         eng = op.eng
@@ -355,6 +418,48 @@ class Simulator:
                     self.push(now, TRY, w)
 
 
+class Gang:
+    """Block slots on `cluster_size` neighbouring cores that run one cluster's blocks
+    together (a single slot without clusters); `launch` numbers the cluster."""
+    __slots__ = ("cores", "active", "launch", "active_size")
+
+    def __init__(self, cores):
+        self.cores = cores
+        self.active = 0
+        self.launch = -1
+        self.active_size = len(cores)
+
+
+def _check_cluster(grid, cluster, cfg) -> None:
+    from .errors import LaunchError
+    if math.prod(cluster) > cfg.cores:
+        raise LaunchError(f"a cluster of {'x'.join(map(str, cluster))} blocks needs more "
+                          f"than the {cfg.cores} cores of {cfg.name}")
+    if any(g % c for g, c in zip(grid, cluster)) and min(grid) > 0:
+        raise LaunchError(f"grid {'x'.join(map(str, grid))} is not a multiple of the "
+                          f"cluster {'x'.join(map(str, cluster))}: every cluster must be "
+                          f"whole")
+
+
+def cluster_order(order, cluster) -> list[list[tuple]]:
+    """The launch order of clusters: each cluster once, where its first block comes in
+    block order, with its blocks in rank order (x fastest). Without clusters, one
+    block per launch."""
+    cx, cy, cz = cluster
+    if cx * cy * cz == 1:
+        return [[c] for c in order]
+    out, seen = [], set()
+    for bx, by, bz in order:
+        key = (bx // cx, by // cy, bz // cz)
+        if key in seen:
+            continue
+        seen.add(key)
+        x0, y0, z0 = key[0] * cx, key[1] * cy, key[2] * cz
+        out.append([(x0 + i, y0 + j, z0 + k) for k in range(cz) for j in range(cy)
+                    for i in range(cx)])
+    return out
+
+
 def resident_blocks(program, cfg) -> int:
     """Blocks that fit on a core at once: the config's limit, and what the program's
     on-chip memory use leaves room for."""
@@ -367,6 +472,17 @@ def resident_blocks(program, cfg) -> int:
         if level not in ("semaphores", "registers") and need > 0:
             n = min(n, cfg.level_bytes(level) // need)
     return max(1, n)
+
+
+CLOCK_TOLERANCE = 0.05
+
+
+def _first_clock(program, cfg) -> float:
+    """The clock to simulate at first: the sustained one when the program multiplies
+    (its tensor cores are likely the busy part), the nominal one otherwise."""
+    if cfg.sustained_clock_ghz and any(ins.op == "MMA" for ins in program.code):
+        return cfg.sustained_clock
+    return cfg.clock_ghz
 
 
 def _preload(program, env) -> list[tuple[int, object]]:
@@ -394,9 +510,17 @@ def run(program, *args, config=None, mode="functional", trace=None, check_races=
     if mode not in ("functional", "timing"):
         raise ValueError(f"mode must be 'functional' or 'timing', not {mode!r}")
     tensors, env = bind(program, args, kwargs, functional)
-    sim = Simulator(program, cfg, tensors, env, functional, trace is not None,
-                    check_races, max_events)
-    report = sim.run()
+    clock = _first_clock(program, cfg)
+    while True:
+        sim = Simulator(program, cfg, tensors, env, functional, trace is not None,
+                        check_races, max_events, clock)
+        report = sim.run()
+        # the clock model: a run whose tensor-core load sets a clock far from the one
+        # it ran at runs again at that clock (timing mode only: functional outputs are
+        # written in place, and an accumulating kernel must not run twice)
+        if functional or abs(report.clock_ghz - clock) <= CLOCK_TOLERANCE * clock:
+            break
+        clock = report.clock_ghz
     if trace is not None:
         from .trace import write_trace
         write_trace(sim, trace)

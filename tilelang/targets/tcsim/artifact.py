@@ -17,7 +17,7 @@ from .isa import Program
 from .validate import declaration_problems, validate
 
 MAGIC = b"TCSIMART"
-FORMAT = 1
+FORMAT = 2
 
 
 class ArtifactError(ValueError):
@@ -39,7 +39,8 @@ class Artifact:
         return {"format": FORMAT, "kernel": p.name, "config": self.config_name,
                 "params": [{"name": x.name, "kind": x.kind, "dtype": x.dtype,
                             "shape": list(x.shape)} for x in p.params],
-                "grid": list(p.grid), "raster": p.raster, "resources": p.resources(),
+                "grid": list(p.grid), "raster": p.raster, "cluster": list(p.cluster),
+                "resources": p.resources(),
                 "instructions": len(p.code)}
 
     def to_bytes(self) -> bytes:

@@ -108,9 +108,12 @@ def disassemble(p: Program) -> str:
     out.append(f".raster {p.raster}")
     if p.threads:
         out.append(f".threads {p.threads}")
+    if tuple(p.cluster) != (1, 1, 1):
+        out.append(".cluster " + "x".join(map(str, p.cluster)))
     for b in p.buffers:
         line = f".buf {b.name} {b.level} {b.dtype} {_fmt_shape(b.shape)} stages={b.stages}"
-        out.append(line + (f" offset={b.offset}" if b.offset is not None else ""))
+        line += f" offset={b.offset}" if b.offset is not None else ""
+        out.append(line + (" transient" if b.transient else ""))
     out += [f".sem {n} {c}" for n, c in p.sems]
     depth = 1
     for ins in p.code:
@@ -273,6 +276,7 @@ class _Header:
         self.raster = 0
         self.num_regs = 64
         self.threads = 0
+        self.cluster = (1, 1, 1)
 
 
 def _directive(text: str, h: _Header, names: _Names, line: int) -> None:
@@ -303,15 +307,21 @@ def _directive(text: str, h: _Header, names: _Names, line: int) -> None:
         h.raster = int(rest)
     elif word == ".threads":
         h.threads = int(rest)
+    elif word == ".cluster":
+        dims = tuple(int(x) for x in rest.split("x"))
+        if len(dims) != 3 or min(dims) < 1:
+            raise AsmError(line, f"bad .cluster {rest!r}; expected e.g. 2x1x1")
+        h.cluster = dims
     elif word == ".buf":
         m = re.match(r"(\w+)\s+(\w+)\s+(\w+)\s+(\[[^\]]*\])\s*(stages=(\d+))?"
-                     r"\s*(offset=(\d+))?$", rest)
+                     r"\s*(offset=(\d+))?\s*(transient)?$", rest)
         if not m:
             raise AsmError(line, f"bad .buf: {rest!r}")
         stages = int(m.group(6)) if m.group(6) else 1
         offset = int(m.group(8)) if m.group(8) else None
         h.buffers.append(BufferDecl(m.group(1), m.group(2), m.group(3),
-                                    _parse_shape(m.group(4), line), stages, offset))
+                                    _parse_shape(m.group(4), line), stages, offset,
+                                    bool(m.group(9))))
         names.buffers.add(m.group(1))
     elif word == ".sem":
         name, count = rest.split()
@@ -340,4 +350,4 @@ def assemble(text: str) -> Program:
         raise AsmError(1, "missing .kernel NAME")
     return Program(h.name, tuple(h.params), tuple(h.symbols), h.grid, h.block_regs,
                    tuple(h.buffers), tuple(h.sems), tuple(code), h.raster, h.num_regs,
-                   h.threads)
+                   h.threads, h.cluster)

@@ -68,6 +68,22 @@ class MachineConfig:
     # the fraction of the HBM peak that transfers can sustain (refresh, page misses,
     # read/write turnaround); the roofline still uses the peak
     hbm_efficiency: float = 1.0
+    # the vector unit's slower pipes, in elements per clock per core (0: at the lane rate
+    # `vec_elems_per_clk`): special functions (exp2, log2, rsqrt, tanh, division) and
+    # conversions between widths; and the bytes per clock a COPY moves through on-chip
+    # memory (0: lane rate)
+    sfu_elems_per_clk: int = 0
+    cvt_elems_per_clk: int = 0
+    smem_bytes_per_clk: float = 0.0
+    # clock model: the clock the part sustains while its tensor cores are saturated
+    # (power-limited; 0: always `clock_ghz`). A run's effective clock falls from
+    # `clock_ghz` towards it with the share of time its MMA engines are busy.
+    sustained_clock_ghz: float = 0.0
+    # L2: the granularity it fetches and keeps data in (bytes)
+    l2_sector_bytes: int = 32
+    # whether the figures were calibrated against published measurements of the part;
+    # an uncalibrated config says so in every report
+    calibrated: bool = True
     notes: str = field(default="", compare=False)
 
     def __post_init__(self):
@@ -112,6 +128,18 @@ class MachineConfig:
         """Arithmetic intensity above which a kernel is compute-bound (the roofline's knee)."""
         return self.peak_flops(dtype) / self.hbm_bytes_per_s
 
+    @property
+    def sustained_clock(self) -> float:
+        """GHz with the tensor cores saturated (the nominal clock when not modelled)."""
+        return self.sustained_clock_ghz or self.clock_ghz
+
+    def effective_clock_ghz(self, mma_duty: float) -> float:
+        """The clock of a run whose MMA engines were busy `mma_duty` (0..1) of its time:
+        linear between the nominal clock (idle tensor cores) and the sustained clock
+        (saturated), the first-order behaviour of a power-limited part."""
+        duty = min(max(mma_duty, 0.0), 1.0)
+        return self.clock_ghz - (self.clock_ghz - self.sustained_clock) * duty
+
     def level_bytes(self, name: str) -> int:
         for lv in self.levels:
             if lv.name == name:
@@ -141,11 +169,11 @@ def _validate(c: MachineConfig) -> None:
     need(isinstance(c.name, str) and c.name, "needs a name")
     for name in ("cores", "atom_m", "atom_n", "atom_k_bytes", "vec_elems_per_clk",
                  "l2_bytes", "queue_depth", "scalar_cycles", "issue_interval",
-                 "max_blocks_per_core"):
+                 "max_blocks_per_core", "l2_sector_bytes"):
         v = getattr(c, name)
         need(isinstance(v, int) and v > 0, f"{name} must be a positive integer, not {v!r}")
     for name in ("mma_latency", "vec_latency", "dma_latency", "block_launch_cycles",
-                 "thread_bytes"):
+                 "thread_bytes", "sfu_elems_per_clk", "cvt_elems_per_clk"):
         v = getattr(c, name)
         need(isinstance(v, int) and v >= 0, f"{name} must be a non-negative integer")
     for name in ("clock_ghz", "hbm_bytes_per_s", "l2_bytes_per_s", "port_bytes_per_clk"):
@@ -165,6 +193,11 @@ def _validate(c: MachineConfig) -> None:
     need(c.l2_bytes_per_s >= c.hbm_bytes_per_s, "L2 must be at least as fast as HBM")
     need(isinstance(c.hbm_efficiency, (int, float)) and 0 < c.hbm_efficiency <= 1,
          "hbm_efficiency must be in (0, 1]")
+    need(isinstance(c.smem_bytes_per_clk, (int, float)) and c.smem_bytes_per_clk >= 0,
+         "smem_bytes_per_clk must be a non-negative number")
+    need(isinstance(c.sustained_clock_ghz, (int, float))
+         and 0 <= c.sustained_clock_ghz <= c.clock_ghz,
+         "sustained_clock_ghz must be in [0, clock_ghz] (0: no throttling)")
 
 
 def _levels(**sizes) -> tuple[MemLevel, ...]:
@@ -180,12 +213,22 @@ H100_LIKE = MachineConfig(
     mma_flops_per_clk=(("b16", 4096), ("b8", 8192), ("tf32", 2048), ("f64", 256)),
     atom_m=64, atom_n=8, atom_k_bytes=32, mma_latency=128,
     vec_elems_per_clk=128, vec_latency=20,
-    hbm_bytes_per_s=3.35e12, l2_bytes_per_s=12.0e12, l2_bytes=50 * MB,
+    # L2: the measured 5.5-7 TB/s, not the 12 TB/s that once stood in for multicast
+    hbm_bytes_per_s=3.35e12, l2_bytes_per_s=6.5e12, l2_bytes=50 * MB,
     port_bytes_per_clk=128.0, dma_latency=600,
     levels=_levels(SMEM=227 * KB, RF=256 * KB),
     dma_levels=("SMEM", "RF"), mma_ab_levels=("SMEM", "RF"), mma_c_levels=("RF",),
     vec_levels=("SMEM", "RF"), queue_depth=8, block_launch_cycles=200,
-    max_blocks_per_core=32, thread_bytes=64 * 4, hbm_efficiency=0.92,
+    max_blocks_per_core=32, thread_bytes=64 * 4,
+    # calibrated once: benchmarks/fidelity/stream_copy.tl reaches 99.9 % of the HBM
+    # pool's rate, and a streaming copy measures 3.0 TB/s (docs/tcsim.md): 3.0 / 3.35
+    hbm_efficiency=0.896,
+    # 16 special-function results per clock per SM (3.9 TFLOPS on 132 SMs at 1.83 GHz,
+    # FlashAttention-3 paper); conversions at half the lane rate (assumption); the
+    # shared-memory path at 32 banks x 4 bytes per clock
+    sfu_elems_per_clk=16, cvt_elems_per_clk=64, smem_bytes_per_clk=128.0,
+    # power-limited under dense MMA: ~1.6 GHz (FlashMLA's write-up, H800 SXM5)
+    sustained_clock_ghz=1.6,
     notes="NVIDIA H100 SXM5-class; see docs/tcsim.md for each figure's source")
 
 H200_LIKE = H100_LIKE.with_(name="h200_like", hbm_bytes_per_s=4.8e12,
@@ -202,7 +245,8 @@ ASCEND_LIKE = MachineConfig(
     levels=_levels(L1=1 * MB, L0A=64 * KB, L0B=64 * KB, L0C=256 * KB, UB=192 * KB),
     dma_levels=("L1", "UB"), mma_ab_levels=("L0A", "L0B"), mma_c_levels=("L0C",),
     vec_levels=("UB", "L0C"), queue_depth=8, block_launch_cycles=200,
-    notes="Ascend 910B-class; see docs/tcsim.md")
+    calibrated=False,
+    notes="Ascend 910B-class; no published figure calibrates it; see docs/tcsim.md")
 
 # Small, round numbers so tests can state exact cycle counts and run fast.
 TINY = MachineConfig(

@@ -163,12 +163,13 @@ def _body(w: _Writer, p: Program) -> None:
     w.value(p.symbols)
     w.value(p.grid)
     w.value(p.block_regs)
-    w.value(tuple((b.name, b.level, b.dtype, b.shape, b.stages, b.offset)
+    w.value(tuple((b.name, b.level, b.dtype, b.shape, b.stages, b.offset, b.transient)
                   for b in p.buffers))
     w.value(p.sems)
     w.uint(p.raster)
     w.uint(p.num_regs)
     w.uint(p.threads)
+    w.value(tuple(p.cluster))
     w.uint(len(p.code))
     for ins in p.code:
         w.uint(OPCODE_LIST.index(ins.op))
@@ -213,6 +214,7 @@ def _read_program(r: _Reader) -> Program:
     buffers = tuple(BufferDecl(*x) for x in r.value())
     sems = r.value()
     raster, num_regs, threads = r.uint(), r.uint(), r.uint()
+    cluster = r.value()
     code = []
     for _ in range(r.uint()):
         op = OPCODE_LIST[r.uint()]
@@ -224,4 +226,4 @@ def _read_program(r: _Reader) -> Program:
     if r.pos != len(r.data):
         raise EncodingError("trailing bytes after the program")
     return Program(name, params, symbols, grid, block_regs, buffers, sems, tuple(code),
-                   raster, num_regs, threads)
+                   raster, num_regs, threads, cluster)

@@ -103,7 +103,7 @@ def _build_table() -> dict[str, OpInfo]:
     t["SEM.EXPECT"] = OpInfo("SCALAR", "ms")
     t["SEM.ARRIVE"] = OpInfo("SCALAR", "m")
     t["SEM.WAIT"] = OpInfo("SCALAR", "ms")
-    t["DMA.LD"] = OpInfo("DMA_IN", "tg", ("box",) + _ASYNC)
+    t["DMA.LD"] = OpInfo("DMA_IN", "tg", ("box", "mcast") + _ASYNC)
     t["DMA.ST"] = OpInfo("DMA_OUT", "gt", ("box", "reduce") + _ASYNC)
     t["MMA"] = OpInfo("MMA", "ttt", ("ta", "tb") + _ASYNC)
     t["COPY"] = OpInfo("VEC", "tt", ("shape",) + _ASYNC)
@@ -185,6 +185,9 @@ class BufferDecl:
     shape: tuple[int, ...]
     stages: int = 1
     offset: int | None = None      # byte offset in its level's arena (None: own memory)
+    # a temporary of an elementwise expression: a GPU computes it element by element in
+    # a few registers per thread, so it takes no room of its level (residency, fit)
+    transient: bool = False
 
     @property
     def stage_elems(self) -> int:
@@ -226,6 +229,9 @@ class Program:
     raster: int = 0
     num_regs: int = 64
     threads: int = 0               # the kernel's `threads=`: their registers take RF
+    # thread-block cluster (blocks along x, y, z launched together on neighbouring
+    # cores); a `DMA.LD ... mcast=1` is read once per cluster and lands in every block
+    cluster: tuple[int, int, int] = (1, 1, 1)
 
     def buffer(self, name: str) -> BufferDecl:
         for b in self.buffers:
@@ -245,10 +251,10 @@ class Program:
         share bytes) take the arena's extent; unplaced ones are added on top of it."""
         out: dict[str, int] = {}
         for b in self.buffers:
-            if b.offset is not None:
+            if b.offset is not None and not b.transient:
                 out[b.level] = max(out.get(b.level, 0), b.offset + b.nbytes())
         for b in self.buffers:
-            if b.offset is None:
+            if b.offset is None and not b.transient:
                 out[b.level] = out.get(b.level, 0) + b.nbytes()
         out["semaphores"] = sum(n for _, n in self.sems)
         out["registers"] = self.num_regs

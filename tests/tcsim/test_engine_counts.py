@@ -1,0 +1,112 @@
+"""The simulator's figures, pinned: what the engine computes for a spread of programs
+(pipelined, single-stage and clustered GEMMs, scheduled and plain attention, several
+resident blocks, a memory-bound kernel, scalar loads, the tiny config). A faster engine
+must reproduce every count exactly: a speed-up may change how the simulation runs,
+never what it predicts. The values were recorded with the engine of commit 7e2729b;
+a mechanism that changes them on purpose re-pins them and says why in its commit."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tilelang.runtime.tcsim import run
+
+from .examples_tcsim import artifact, tile_ir
+from .test_schedule import FA_WS, _compile
+
+ROOT = Path(__file__).resolve().parents[2]
+G1024 = [((1024, 1024), "bfloat16"), ((1024, 1024), "bfloat16"), ((1024, 1024), "float32")]
+TILE = dict(in_dtype="bfloat16", BLOCK_M=128, BLOCK_N=256, BLOCK_K=64)
+
+
+def _fp8():
+    from tilelang.codegen.tcsim import compile_module
+    from tilelang.frontend import parse_module
+    p = ROOT / "tilelang" / "ops" / "fp8_gemm.tl"
+    return compile_module(tile_ir(parse_module(p.read_text(), str(p))), "tiny")["fp8_gemm"]
+
+
+def _fp8_args():
+    rng = np.random.default_rng(0)
+    return [((448, 512), "float8_e4m3"), rng.random((448, 4)).astype(np.float32),
+            ((512, 256), "float8_e4m3"), rng.random((4, 2)).astype(np.float32),
+            ((448, 256), "float32")]
+
+
+CASES = {
+    "gemm_pipelined": (lambda: artifact("gemm", config="h100_like", raster=4, NUM_STAGES=4,
+                                        **TILE), lambda: G1024, {}),
+    "gemm_single": (lambda: artifact("gemm", config="h100_like", NUM_STAGES=1, **TILE),
+                    lambda: G1024, {}),
+    "gemm_cluster": (lambda: artifact("gemm", config="h100_like", raster=4, cluster=(1, 2),
+                                      NUM_STAGES=4, **TILE), lambda: G1024, {}),
+    "gemm_waves": (lambda: artifact("gemm", config="h100_like", raster=8, in_dtype="bfloat16",
+                                    BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, NUM_STAGES=3),
+                   lambda: [((2048, 1024), "bfloat16"), ((1024, 2048), "bfloat16"),
+                            ((2048, 2048), "float32")], {}),
+    "fa_ws": (lambda: _compile(FA_WS, "h100_like"),
+              lambda: [((2, 4, 512, 128), "bfloat16")] * 4, {}),
+    "fa_ws_causal": (lambda: _compile(FA_WS, "h100_like", CAUSAL=True),
+                     lambda: [((2, 4, 512, 128), "bfloat16")] * 4, {}),
+    "fa_plain": (lambda: artifact("flash_attention", config="h100_like", dtype="float16",
+                                  BLOCK_M=128, BLOCK_N=64, DIM=128, CAUSAL=True),
+                 lambda: [((2, 4, 512, 128), "float16")] * 4, {}),
+    "fa_resident": (lambda: artifact("flash_attention", config="h100_like", dtype="float16",
+                                     BLOCK_M=64, BLOCK_N=64, DIM=64),
+                    lambda: [((1, 4, 512, 64), "float16")] * 4, {}),
+    "vector_add": (lambda: artifact("vector_add", config="h100_like"),
+                   lambda: [((1 << 22,), "float32")] * 3, {}),
+    "fp8_gemm_tiny": (_fp8, _fp8_args, {"config": "tiny"}),
+    "softmax_tiny": (lambda: artifact("softmax"), lambda: [((300, 700), "float32")] * 2,
+                     {"config": "tiny"}),
+}
+
+# (cycles, HBM bytes, L2 bytes, shared bytes, useful FLOPs, issued FLOPs, clock GHz,
+#  scalar + engine instructions)
+PINNED = {
+    "gemm_pipelined": (20628.517710372267, 8388608.0, 29360128.0, 50331648.0,
+                       2147483648.0, 2147483648.0, 1.785023134786871, 20672),
+    "gemm_single": (37330.16314578514, 8388608.0, 29360128.0, 50331648.0, 2147483648.0,
+                    2147483648.0, 1.8051459414473303, 16352),
+    "gemm_cluster": (20628.517710372267, 8388608.0, 20971520.0, 50331648.0, 2147483648.0,
+                     2147483648.0, 1.785023134786871, 20672),
+    "gemm_waves": (42978.29917386388, 25165824.0, 150994944.0, 268435456.0, 8589934592.0,
+                   8589934592.0, 1.7436488806266879, 152832),
+    "fa_ws": (17906.213128549796, 4194304.0, 10485760.0, 22020096.0, 1073741824.0,
+              1073741824.0, 1.8024983219201305, 23456),
+    "fa_ws_causal": (18817.50395204904, 4194304.0, 7340032.0, 14155776.0, 671088640.0,
+                     671088640.0, 1.8135016279199785, 20304),
+    "fa_plain": (22077.36106048884, 4194304.0, 7340032.0, 19398656.0, 671088640.0,
+                 671088640.0, 1.8159377132544252, 24704),
+    "fa_resident": (9652.34799641686, 1048576.0, 4718592.0, 12845056.0, 268435456.0,
+                    268435456.0, 1.8165059054006292, 30880),
+    "vector_add": (31653.5846481876, 50331648.0, 50331648.0, 0.0, 0, 0, 1.83, 139264),
+    "fp8_gemm_tiny": (70294.0, 833536.0, 1456128.0, 4915200.0, 117440512.0, 117440512.0,
+                      1.0, 2160),
+    "softmax_tiny": (46152.0, 1689600.0, 2524800.0, 0.0, 0, 0, 1.0, 14060),
+}
+
+
+def figures(report) -> tuple:
+    b = report.bytes
+    return (report.cycles, b["hbm"], b["l2"], b["smem"], report.flops,
+            report.issued_flops, report.clock_ghz, report.instructions)
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_engine_reproduces_the_pinned_figures(name):
+    build, args, kw = CASES[name]
+    assert figures(run(build(), *args(), mode="timing", **kw)) == PINNED[name]
+
+
+def test_functional_mode_keeps_its_cycles_too():
+    """Functional mode (numerics, race detector) times the same as timing mode."""
+    rng = np.random.default_rng(3)
+    q, k, v = (rng.standard_normal((1, 2, 128, 64)).astype(np.float32) for _ in range(3))
+    o = np.zeros_like(q)
+    art = _compile(FA_WS, DIM=64, BLOCK_M=64, BLOCK_N=64, dtype="float32")
+    r = run(art, q, k, v, o)
+    assert figures(r) == (7450.0, 262144.0, 393216.0, 720896.0, 8388608.0, 8388608.0,
+                          1.0, 1940)
