@@ -43,9 +43,10 @@ def _figures(path: Path) -> list[tuple[str, str, int, int]]:
 def _tcsim_epilogue() -> tuple[int, int]:
     """gemm_epilogue's shared arena (before, after) with pipeline stages as copies."""
     from tilelang.passes.liveness import kernel_of
-    from tilelang.passes.manager import run_until
+    from tilelang.driver import make_options
+    from tilelang.driver.stages import lower
     from tilelang.passes.memory_reuse import TCSIM_RULES, plan_kernel
-    tile_ir = run_until(_module(EXAMPLES / "gemm_epilogue.tl"), "cpu", "simplify")
+    tile_ir = lower(_module(EXAMPLES / "gemm_epilogue.tl"), make_options(target="tcsim"), until="simplify")
     arenas = plan_kernel(kernel_of(tile_ir.funcs[0].body), TCSIM_RULES)
     shared = next(a for a in arenas if a.scope == "shared")
     return shared.before, shared.after

@@ -27,13 +27,13 @@ PIPELINED = [(4, 8), (3, 8), (4, 0)]                 # (num_stages, raster panel
 def compile_gemm(stages: int, raster: int, config: str):
     from tilelang.codegen.tcsim import compile_module
     from tilelang.frontend import parse_module
-    from tilelang.passes.manager import run_until
-    from tilelang.passes.memory_reuse import TCSIM_RULES, memory_reuse
+    from tilelang.driver import make_options
+    from tilelang.driver.stages import lower
     path = ROOT / "examples" / "gemm.tl"
     defines = dict(TILE, in_dtype="bfloat16", NUM_STAGES=stages)
     module = parse_module(path.read_text(), str(path), defines=defines)
     # the tile IR tcsim compiles: simplified, buffers placed by the arena planner
-    module = memory_reuse(run_until(module, "cpu", "simplify"), TCSIM_RULES)
+    module = lower(module, make_options(target="tcsim"))
     return compile_module(module, config, raster=raster)["gemm"]
 
 

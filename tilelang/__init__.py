@@ -3,7 +3,7 @@
 This module only re-exports; compiler parts load on first use so that
 ``import tilelang`` stays light and an AOT library loads without the compiler.
 """
-__version__ = "0.1.0"
+from .version import __version__
 
 __all__ = ["kernel", "jit", "compile", "load", "language", "autotune", "TensorSupplyType",
            "__version__"]

@@ -1,6 +1,7 @@
-"""`tilec`: the command line of the tile-language compiler (DESIGN §8).
+"""`tilec`: the command line of the tile-language compiler.
 
-Exit codes: 0 ok, 1 user error (a diagnostic was printed), 2 usage error (click), 3
+Every command goes through the driver (`tilelang.driver`), and what depends on the target
+through its Target object: this file names no target. Exit codes: 0 ok, 1 user error (a diagnostic was printed), 2 usage error (click), 3
 internal error (a compiler bug: says so, and where the details were written). A user never
 sees a Python traceback for their own mistake.
 """
@@ -16,9 +17,8 @@ import traceback
 
 import click
 
-from . import __version__
+from .version import __version__
 from .diagnostics import Diagnostic, InternalError, TileLangError, render_json
-from .driver.emit import KINDS      # light: the driver loads lark / llvmlite only when used
 
 EXIT_USER, EXIT_INTERNAL = 1, 3
 
@@ -128,6 +128,30 @@ def _split_commas(ctx, param, values):
     return tuple(v.strip() for value in values for v in value.split(",") if v.strip())
 
 
+class EmitKind(click.ParamType):
+    """`--emit KIND`: any kind some registered target offers (whether the chosen target
+    offers it is the driver's check, TL0713)."""
+    name = "kind"
+
+    def _kinds(self) -> list[str]:
+        from .targets import emit_kinds
+        return emit_kinds()
+
+    def get_metavar(self, param, *args) -> str:
+        return "[" + "|".join(self._kinds()) + "]"
+
+    def convert(self, value, param, ctx):
+        if value not in self._kinds():
+            self.fail(f"{value!r} is not one of {', '.join(map(repr, self._kinds()))}.",
+                      param, ctx)
+        return value
+
+
+def _target_help() -> str:
+    from .targets import DEFAULT, classes
+    return "; ".join(cls.syntax for cls in classes()) + f". Default: {DEFAULT}."
+
+
 def source_options(fn):
     """Options every command that compiles a file takes."""
     for decorator in reversed([
@@ -135,9 +159,7 @@ def source_options(fn):
         click.option("-k", "--kernel", default=None, help="Only this kernel of the file."),
         click.option("-D", "defines", multiple=True, metavar="NAME=VALUE",
                      callback=_defines_callback, help="Override a module-level constant."),
-        click.option("--target", default="cpu", show_default=True,
-                     help="cpu, or tcsim[:CONFIG] (simulated accelerator; CONFIG: "
-                          "h100_like (default), h200_like, ascend_like, tiny)."),
+        click.option("--target", default=None, help=_target_help()),
         click.option("--error-format", type=click.Choice(["human", "json"]), default="human",
                      show_default=True, help="How diagnostics are printed."),
     ]):
@@ -189,13 +211,15 @@ def main():
 @main.command()
 @source_options
 @click.option("-o", "--output", default=None, help="Output file (text kinds: stdout if absent).")
-@click.option("--emit", type=click.Choice(KINDS), default=None,
-              help="What to write (default: so for cpu, tcsim for tcsim targets); `so` also "
-                   "writes OUT's `.h` header; tcasm / tcsim: tcsim assembly / artifact.")
+@click.option("--emit", type=EmitKind(), default=None,
+              help="What to write; default: the target's artifact (cpu: so, which also "
+                   "writes OUT's `.h` header; tcsim: tcsim). tcasm: tcsim assembly.")
 @click.option("-O", "opt", type=click.IntRange(0, 3), default=3, show_default=True,
               help="Optimisation level, -O0 .. -O3.")
-@click.option("--cpu", default=None, help="LLVM CPU name (AOT cross-target); default: host.")
-@click.option("--features", default=None, help="LLVM feature string, e.g. +avx2,+fma.")
+@click.option("--cpu", default=None,
+              help="cpu: LLVM CPU name (AOT cross-target; `--target cpu:NAME`); default: host.")
+@click.option("--features", default=None,
+              help="cpu: LLVM feature string, e.g. +avx2,+fma (`--target cpu+avx2,+fma`).")
 @click.option("--dump-after", multiple=True, callback=_split_commas, metavar="PASS|all",
               help="Print the IR after this pass (or all passes).")
 @click.option("--dump-dir", default=None, type=click.Path(file_okay=False),
@@ -216,15 +240,15 @@ def compile(file, kernel, defines, target, error_format, output, emit, opt, cpu,
                        verify_each=verify_each, memory_reuse=_reuse(no_memory_reuse),
                        raster=raster)
     emit = emit or emitter.default_kind(options)
-    emitter.check_kind(options, emit)
+    text_kind = emitter.is_text(options, emit)
     text, name = _read(file)
     start = time.perf_counter()
     module = parse(text, name, options)
     timings = [("parse", time.perf_counter() - start)]
-    if output is None and emit in emitter.TEXT_KINDS:
+    if output is None and text_kind:
         _echo_text(emitter.text_output(module, options, emit, timings))
     else:
-        output = output or emitter.default_output(name, emit)
+        output = output or emitter.default_output(name, options, emit)
         try:
             emitter.write_output(module, options, emit, output, timings)
         except OSError as e:
@@ -275,57 +299,30 @@ def run(file, kernel, defines, target, error_format, shapes, scalar_args, repeat
         timing_only, trace, no_memory_reuse, raster):
     """Run a kernel of FILE.tl on random inputs; print its time, GB/s and GFLOP/s (cpu),
     or simulate one launch and print the machine's report (tcsim[:CONFIG])."""
-    from .driver import bench, build_module, parse
-    from .driver.options import is_tcsim
+    from .driver import bench, parse, run_kernel
     from .driver.stages import only_kernel
+    from .targets.base import RunSettings
     options = _options(defines=defines, target=target, opt=opt, kernel=kernel,
                        memory_reuse=_reuse(no_memory_reuse), raster=raster)
     text, name = _read(file)
     func = only_kernel(parse(text, name, options))
     sizes = bench.parse_assignments(shapes, "size")
     scalars = bench.parse_assignments(scalar_args, "argument")
-    if is_tcsim(options.target):
-        _simulate(func, options, sizes, scalars, timing_only, trace)
-        return
-    library = build_module(_module_of(func), options, label=name)
-    report = bench.run(library[func.name], func, sizes, scalars, repeat, num_threads=threads)
-    click.echo("\n".join(report.lines()))
-
-
-def _simulate(func, options, sizes, scalars, timing_only: bool, trace) -> None:
-    """`tilec run --target tcsim:CONFIG`: one simulated launch and its report."""
-    from .driver.tcsim import simulate
-    mode = "timing" if timing_only else "functional"
-    try:
-        report = simulate(func, options, sizes, scalars, mode, trace)
-    except OSError as e:                # the trace file (nothing else is written)
-        from .diagnostics.codes_driver import CANNOT_WRITE
-        raise TileLangError(Diagnostic(
-            CANNOT_WRITE, f"cannot write `{trace}`: {e.strerror or e}")) from None
-    shown = ", ".join(f"{s.name}={sizes[s.name]}" for s in func.symbols)
-    click.echo(f"{func.name} ({shown or 'no symbolic sizes'}), {mode} simulation")
-    click.echo(report.summary())
-    if trace:
-        click.echo(f"  trace             {trace}")
-
-
-def _module_of(func):
-    from .ir.nodes import Module
-    return Module((func,))
+    settings = RunSettings(repeat=repeat, threads=threads, timing_only=timing_only,
+                           trace=trace)
+    click.echo("\n".join(run_kernel(func, options, sizes, scalars, settings, label=name)))
 
 
 @main.command()
-@click.option("--target", default="cpu", show_default=True)
+@click.option("--target", default=None, help=_target_help())
 @guarded
 def passes(target):
     """List the passes of the target's pipeline, in order."""
-    from .driver.options import check_target
-    from .passes.manager import pipeline
-    check_target(target)
-    items = list(pipeline(target))
-    width = max((len(p.name) for p in items), default=0)
-    for p in items:
-        click.echo(f"{p.name.ljust(width)}  {p.description}")
+    from .driver import pipeline_of
+    items = pipeline_of(target)
+    width = max((len(n) for n, _ in items), default=0)
+    for n, description in items:
+        click.echo(f"{n.ljust(width)}  {description}")
 
 
 @main.group()

@@ -167,7 +167,7 @@ def test_run_missing_size_is_user_error(cli, kernel_file):
                                    "ArtifactError"])
 def test_simulator_findings_are_user_errors(cli, kernel_file, monkeypatch, error):
     """What the simulator finds in a program exits 1 with its TL08xx code."""
-    from tilelang.driver import tcsim as driver_tcsim
+    from tilelang.runtime.tcsim.kernel import SimKernel
     from tilelang.runtime.tcsim import errors
     from tilelang.targets.tcsim import artifact
     cls = getattr(errors, error, None) or getattr(artifact, error)
@@ -176,7 +176,7 @@ def test_simulator_findings_are_user_errors(cli, kernel_file, monkeypatch, error
 
     def fail(*args, **kwargs):
         raise exc
-    monkeypatch.setattr(driver_tcsim, "simulate", fail)
+    monkeypatch.setattr(SimKernel, "__call__", fail)
     result = cli("run", kernel_file("mm"), "--target", "tcsim:tiny", *GEMM)
     assert result.exit_code == 1, result.output
     assert f"error[{exc.code}]" in result.stderr and "A_s" in result.stderr

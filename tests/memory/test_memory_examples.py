@@ -75,9 +75,10 @@ def test_gemm_epilogue_with_pipeline_stages_kept_apart_saves_40_percent():
     """On a target that gives every pipeline stage its own copy (tcsim's rings), the
     three stages of A_s and B_s (48 KiB) are dead when the epilogue tile is live."""
     from tilelang.passes.liveness import kernel_of
-    from tilelang.passes.manager import run_until
+    from tilelang.driver import make_options
+    from tilelang.driver.stages import lower
     from tilelang.passes.memory_reuse import TCSIM_RULES, plan_kernel
-    tile_ir = run_until(_module("gemm_epilogue.tl", {}), "cpu", "simplify")
+    tile_ir = lower(_module("gemm_epilogue.tl", {}), make_options(target="tcsim"), until="simplify")
     (shared,) = [a for a in plan_kernel(kernel_of(tile_ir.funcs[0].body), TCSIM_RULES)
                  if a.scope == "shared"]
     assert shared.before == 80 * 1024 and shared.after == 48 * 1024

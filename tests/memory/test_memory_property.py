@@ -16,7 +16,8 @@ from tilelang.frontend import parse_module
 from tilelang.ir.nodes import Alloc
 from tilelang.ir.visitor import walk
 from tilelang.passes.liveness import Live, block_liveness, buffer_bytes, kernel_of
-from tilelang.passes.manager import run_until
+from tilelang.driver import make_options
+from tilelang.driver.stages import lower
 from tilelang.passes.memory_reuse import CPU_RULES, TCSIM_RULES, pack, plan_kernel
 
 from .programs import kernels
@@ -42,7 +43,7 @@ def _check_arena(arena, align):
 def test_live_buffers_never_overlap_and_offsets_are_aligned(source, rules):
     module = parse_module(source, "<random>")
     for stage in ("simplify", "predicate"):    # tile ops, and their lowered loops
-        kernel = kernel_of(run_until(module, "cpu", stage).funcs[0].body)
+        kernel = kernel_of(lower(module, make_options(), until=stage).funcs[0].body)
         for arena in plan_kernel(kernel, rules):
             _check_arena(arena, rules.align)
 
@@ -50,7 +51,7 @@ def test_live_buffers_never_overlap_and_offsets_are_aligned(source, rules):
 @settings(max_examples=60, **SETTINGS)
 @given(kernels())
 def test_the_pass_places_what_the_planner_planned(source):
-    lowered = run_until(parse_module(source, "<random>"), "cpu", "memory_reuse")
+    lowered = lower(parse_module(source, "<random>"), make_options(), until="memory_reuse")
     allocs = [n for n in walk(lowered) if isinstance(n, Alloc)]
     assert allocs and all(a.offset is not None and a.align == CPU_RULES.align for a in allocs)
     lives = {lv.name: lv for lv in block_liveness(kernel_of(lowered.funcs[0].body))}
@@ -106,10 +107,11 @@ def test_random_kernels_bit_identical_with_and_without_reuse(source):
 
 def test_a_target_can_group_buffers_by_its_own_memories():
     """tcsim places buffers by level (L1, L0A, ...), not by scope: `memory=` groups them."""
-    from tilelang.passes.manager import run_until
+    from tilelang.driver import make_options
+    from tilelang.driver.stages import lower
     from pathlib import Path
     path = Path(__file__).resolve().parents[2] / "examples" / "gemm_epilogue.tl"
-    tile_ir = run_until(parse_module(path.read_text(), str(path)), "cpu", "simplify")
+    tile_ir = lower(parse_module(path.read_text(), str(path)), make_options(), until="simplify")
     kernel = kernel_of(tile_ir.funcs[0].body)
     level = {"A_s": "L0A", "B_s": "L0B", "C_f": "L0C", "C_s": "L0A"}
     arenas = {a.scope: a for a in plan_kernel(kernel, TCSIM_RULES, lambda b: level[b.name])}
@@ -141,7 +143,7 @@ def test_random_kernels_same_in_the_interpreter_with_and_without_the_plan(source
     x = np.random.default_rng(0).standard_normal((8, 16)).astype(np.float32)
     outs = []
     for until in ("predicate", "dce"):          # before the plan, and the whole pipeline
-        lowered = run_until(module, "cpu", until)
+        lowered = lower(module, make_options(), until=until)
         out = np.zeros((2, 16), np.float32)
         interp.run(lowered, "k", {"In": x, "Out": out})
         outs.append(out)

@@ -222,11 +222,12 @@ CASES = {
 def test_the_lowered_loops_get_the_same_plan(case):
     """In the CPU pipeline the pass sees the tile ops lowered to loops of stores; the
     covering-store analysis must reach the same plan as on the tile ops."""
-    from tilelang.passes.manager import run_until
+    from tilelang.driver import make_options
+    from tilelang.driver.stages import lower
     from tilelang.ir.nodes import Alloc
     from tilelang.ir.visitor import walk
     body, want = CASES[case]
-    lowered = run_until(parse(body), "cpu", "memory_reuse")
+    lowered = lower(parse(body), make_options(), until="memory_reuse")
     got = {n.buffer.name: n.offset for n in walk(lowered)
            if isinstance(n, Alloc) and n.buffer.scope == "shared"}
     assert got == want

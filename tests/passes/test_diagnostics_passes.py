@@ -6,7 +6,8 @@ import pytest
 
 from tilelang.diagnostics import TileLangError
 from tilelang.frontend import parse_module
-from tilelang.passes import PassManager, pipeline
+from tilelang import targets
+from tilelang.passes import PassManager
 
 HEADER = '''import tilelang.language as T
 
@@ -28,7 +29,7 @@ def compile_error(tmp_path, *lines) -> tuple[TileLangError, list[str]]:
     path.write_text(src)
     mod = parse_module(src, str(path))
     with pytest.raises(TileLangError) as info:
-        PassManager(pipeline("cpu"), verify_each=True).run(mod)
+        PassManager(targets.get("cpu").pipeline(), verify_each=True).run(mod)
     return info.value, src.splitlines()
 
 
@@ -74,4 +75,4 @@ def test_guarded_or_in_bounds_local_accesses_are_accepted(tmp_path):
         "for j in T.Parallel(64):",
         "    A[bx * 64 + j, 0] = R[63 - j]",
     ])
-    PassManager(pipeline("cpu"), verify_each=True).run(parse_module(src, "k.tl"))
+    PassManager(targets.get("cpu").pipeline(), verify_each=True).run(parse_module(src, "k.tl"))

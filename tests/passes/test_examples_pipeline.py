@@ -13,7 +13,8 @@ from tilelang.frontend import parse_module
 from tilelang.ir import Buffer, Var
 from tilelang.ir.printer import print_module
 from tilelang.ir.verifier import verify
-from tilelang.passes import PassManager, pipeline
+from tilelang import targets
+from tilelang.passes import PassManager
 
 from . import interp
 
@@ -43,7 +44,7 @@ def load(path: Path, block: int = 4):
 def test_every_pass_output_verifies_and_round_trips(path):
     mod = parse_module(path.read_text(), str(path))
     verify(mod)
-    for p in pipeline("cpu"):
+    for p in targets.get("cpu").pipeline():
         mod = PassManager([p], verify_each=True).run(mod)
         again = parse_module(print_module(mod), f"<after {p.name}>")
         assert again == mod, f"{path.stem}: printed IR after {p.name} does not parse back"
@@ -65,7 +66,7 @@ def _reference(name: str):
 def test_lowered_examples_match_numpy_in_the_interpreter(path, block):
     """Block size 1 makes every tile a single element (all-unit regions, extent-1 loops);
     3 makes every tile ragged."""
-    lowered = PassManager(pipeline("cpu"), verify_each=True).run(load(path, block))
+    lowered = PassManager(targets.get("cpu").pipeline(), verify_each=True).run(load(path, block))
     rng = np.random.default_rng(7)
     for func in lowered.funcs:
         tensors = [p for p in func.params if isinstance(p, Buffer)]

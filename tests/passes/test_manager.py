@@ -8,7 +8,10 @@ import pytest
 
 from tilelang.diagnostics import Diagnostic, InternalError, TileLangError
 from tilelang.ir import Const, Var, Store, Module, Fill
-from tilelang.passes import Pass, PassManager, pipeline, list_passes, run_until
+from tilelang import targets
+from tilelang.driver import make_options, pipeline_of
+from tilelang.driver.stages import lower
+from tilelang.passes import Pass, PassManager
 
 from .irb import c, tensor, whole, kernel_func, module
 
@@ -24,25 +27,25 @@ def small_module() -> Module:
 
 
 def test_cpu_pipeline_order_and_descriptions():
-    assert [p.name for p in pipeline("cpu")] == CPU_ORDER
-    listed = list_passes("cpu")
+    assert [p.name for p in targets.get("cpu").pipeline()] == CPU_ORDER
+    listed = pipeline_of("cpu")
     assert [n for n, _ in listed] == CPU_ORDER
     assert all(d and "\n" not in d for _, d in listed)
 
 
 def test_unknown_targets_are_user_errors():
     with pytest.raises(TileLangError) as info:
-        pipeline("gpu")
+        targets.get("gpu")
     assert info.value.code == "TL0705"
 
 
 def test_tcsim_pipeline_keeps_tile_ops_for_its_codegen():
     for target in ("tcsim", "tcsim:h100_like", "tcsim:tiny"):
-        assert [p.name for p in pipeline(target)] == ["simplify", "memory_reuse"]
+        assert [p.name for p in targets.get(target).pipeline()] == ["simplify", "memory_reuse"]
 
 
 def test_timings_cover_every_pass():
-    pm = PassManager(pipeline("cpu"), verify_each=True)
+    pm = PassManager(targets.get("cpu").pipeline(), verify_each=True)
     pm.run(small_module())
     assert [n for n, _ in pm.timings] == CPU_ORDER
     assert all(t >= 0 for _, t in pm.timings)
@@ -50,11 +53,11 @@ def test_timings_cover_every_pass():
 
 
 def test_dump_after_named_pass_and_all(tmp_path):
-    PassManager(pipeline("cpu"), dump_after={"predicate"}, dump_dir=str(tmp_path)).run(
+    PassManager(targets.get("cpu").pipeline(), dump_after={"predicate"}, dump_dir=str(tmp_path)).run(
         small_module())
     assert sorted(os.listdir(tmp_path)) == [_dump_name("predicate")]
     all_dir = tmp_path / "all"
-    PassManager(pipeline("cpu"), dump_after="all", dump_dir=str(all_dir)).run(small_module())
+    PassManager(targets.get("cpu").pipeline(), dump_after="all", dump_dir=str(all_dir)).run(small_module())
     assert sorted(os.listdir(all_dir)) == [f"{i + 1:02d}_{n}.tl" for i, n in enumerate(CPU_ORDER)]
     assert (all_dir / _dump_name("lower_tile_ops")).read_text().strip()
 
@@ -64,7 +67,7 @@ def _dump_name(pass_name: str) -> str:
 
 
 def test_dump_without_dir_goes_to_stderr(capsys):
-    PassManager(pipeline("cpu"), dump_after=("dce",)).run(small_module())
+    PassManager(targets.get("cpu").pipeline(), dump_after=("dce",)).run(small_module())
     err = capsys.readouterr().err
     assert "# IR after pass dce" in err
 
@@ -72,7 +75,7 @@ def test_dump_without_dir_goes_to_stderr(capsys):
 def test_crashing_pass_writes_reproducer_and_raises_internal_error(tmp_path):
     def broken(mod):
         raise KeyError("boom")
-    passes = [pipeline("cpu")[0], Pass("broken", broken, "always fails")]
+    passes = [targets.get("cpu").pipeline()[0], Pass("broken", broken, "always fails")]
     with pytest.raises(InternalError) as info:
         PassManager(passes, dump_dir=str(tmp_path)).run(small_module())
     path = info.value.reproducer
@@ -82,7 +85,7 @@ def test_crashing_pass_writes_reproducer_and_raises_internal_error(tmp_path):
     assert "IR before pass `broken`" in text and "KeyError" in text
     # The reproducer is .tl text: it parses back to the IR the failing pass was given.
     from tilelang.frontend import parse_module
-    assert parse_module(text, path) == pipeline("cpu")[0](small_module())
+    assert parse_module(text, path) == targets.get("cpu").pipeline()[0](small_module())
 
 
 def test_internal_error_inside_a_pass_is_not_reworded_twice(tmp_path):
@@ -148,13 +151,13 @@ def test_pass_returning_a_non_module_is_an_internal_error():
         PassManager([Pass("nothing", lambda m: None, "")]).run(small_module())
 
 
-def test_run_until_stops_after_the_named_pass():
-    lowered = run_until(small_module(), "cpu", "lower_tile_ops", verify_each=True)
+def test_lowering_stops_after_the_named_pass():
+    lowered = lower(small_module(), make_options(verify_each=True), until="lower_tile_ops")
     assert not any(isinstance(n, Fill) for n in _walk(lowered))
-    same = run_until(small_module(), "cpu", "simplify")
+    same = lower(small_module(), make_options(), until="simplify")
     assert any(isinstance(n, Fill) for n in _walk(same))
     with pytest.raises(TileLangError) as info:
-        run_until(small_module(), "cpu", "nonsense")
+        lower(small_module(), make_options(), until="nonsense")
     assert info.value.code == "TL0702" and "nonsense" in str(info.value)
 
 

@@ -14,7 +14,8 @@ from hypothesis import given, settings, strategies as st
 from tilelang import dtypes
 from tilelang.ir import (Alloc, Copy, Gemm, Fill, Reduce, TileAtomic, For, Const, Seq, Var,
                          walk)
-from tilelang.passes import PassManager, pipeline
+from tilelang import targets
+from tilelang.passes import PassManager
 
 from . import interp
 from .irb import c, mul, ceildiv, tensor, whole, window, kernel_func, module
@@ -25,7 +26,7 @@ blocks = st.sampled_from([1, 2, 4, 8])
 
 
 def lower(mod):
-    out = PassManager(pipeline("cpu"), verify_each=True).run(mod)
+    out = PassManager(targets.get("cpu").pipeline(), verify_each=True).run(mod)
     leftover = [n for n in walk(out) if isinstance(n, (Copy, Gemm, Fill, Reduce, TileAtomic))]
     assert not leftover, f"tile ops survived lowering: {leftover}"
     return out

@@ -24,12 +24,11 @@ ref = _load_references()
 
 
 def tile_ir(module, reuse: bool = True):
-    """The IR tcsim compiles: after `simplify`, and (as the tcsim pipeline should run it)
-    the arena plan of `memory_reuse` with the tcsim rules."""
-    from tilelang.passes.manager import run_until
-    from tilelang.passes.memory_reuse import TCSIM_RULES, memory_reuse
-    module = run_until(module, "cpu", "simplify")
-    return memory_reuse(module, TCSIM_RULES) if reuse else module
+    """The IR tcsim compiles: the tcsim pipeline's (`simplify`, then the arena plan of
+    `memory_reuse` with the tcsim rules unless `reuse` is off)."""
+    from tilelang.driver import make_options
+    from tilelang.driver.stages import lower
+    return lower(module, make_options(target="tcsim", memory_reuse=reuse))
 
 
 @functools.lru_cache(maxsize=None)

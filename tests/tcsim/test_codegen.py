@@ -8,7 +8,8 @@ import pytest
 from tilelang.codegen.tcsim import compile_module
 from tilelang.diagnostics import TileLangError
 from tilelang.frontend import parse_module
-from tilelang.passes.manager import run_until
+from tilelang.driver import make_options
+from tilelang.driver.stages import lower
 from tilelang.runtime.tcsim import run
 from tilelang.targets.tcsim.artifact import load
 from tilelang.targets.tcsim.asm import disassemble
@@ -18,7 +19,12 @@ from .examples_tcsim import artifact
 
 def compile_text(text: str, config="tiny", **kw):
     module = parse_module(text, "k.tl")
-    return compile_module(run_until(module, "cpu", "simplify"), config, **kw)
+    return compile_module(tile_ir(module), config, **kw)
+
+
+def tile_ir(module):
+    """The tile IR after `simplify`, before the tcsim pipeline plans its arenas."""
+    return lower(module, make_options(target="tcsim"), until="simplify")
 
 
 def test_pipelined_gemm_has_a_ring_and_runs_loads_ahead():
@@ -149,8 +155,7 @@ def test_partial_regions_and_offset_indices():
     """Sub-regions of on-chip buffers in T.copy and T.gemm, `j + 32` in T.Parallel."""
     from pathlib import Path
     path = Path(__file__).with_name("views.tl")
-    art = compile_module(run_until(parse_module(path.read_text(), str(path)), "cpu",
-                                   "simplify"), "tiny")["views"]
+    art = compile_module(tile_ir(parse_module(path.read_text(), str(path))), "tiny")["views"]
     text = disassemble(art.program)
     assert "X<0:32,32:64>" in text and "C_f<16:32,0:16>" in text
     rng = np.random.default_rng(4)
@@ -170,8 +175,7 @@ def test_partial_regions_and_offset_indices():
 def test_alloc_var_scalars_and_data_dependent_loop_bounds():
     from pathlib import Path
     path = Path(__file__).with_name("scalars.tl")
-    arts = compile_module(run_until(parse_module(path.read_text(), str(path)), "cpu",
-                                    "simplify"), "tiny")
+    arts = compile_module(tile_ir(parse_module(path.read_text(), str(path))), "tiny")
     a = np.arange(100, dtype=np.float32)
     b = np.zeros_like(a)
     run(arts["count_scale"], a, b)

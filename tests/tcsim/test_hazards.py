@@ -6,10 +6,16 @@ import json
 import numpy as np
 import pytest
 
-from tilelang.runtime.tcsim import run
+from tilelang.runtime.tcsim import run as simulate
 from tilelang.runtime.tcsim.errors import DeadlockError, RaceError
 
 from .progs import program
+
+
+def run(program, *args, **kwargs):
+    """The hand-written programs here are timed for the small test machine."""
+    kwargs.setdefault("config", "tiny")
+    return simulate(program, *args, **kwargs)
 
 PIPE = """
     SEM.INIT full[0], 2

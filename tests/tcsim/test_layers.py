@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from tilelang.codegen.tcsim import parse_target
+from tilelang import targets
 from tilelang.diagnostics import TileLangError
 from tilelang.runtime.tcsim import run
 from tilelang.targets.tcsim.config import H100_LIKE, TINY
@@ -72,7 +72,8 @@ def test_report_adds_up():
         HALT""", params=["A tensor float32 [64, 64]", "O tensor float32 [M, 64]"],
         symbols=["M r3"], bufs=["X SMEM float32 [64, 64]"], sems=["s 1"],
         grid="ceildiv(M, 64) | 1 | 1")
-    r = run(p, ((64, 64), "float32"), ((64 * 8, 64), "float32"), mode="timing")
+    r = run(p, ((64, 64), "float32"), ((64 * 8, 64), "float32"), mode="timing",
+            config="tiny")
     tile = 64 * 64 * 4
     assert r.blocks == 8 and r.waves == 2
     assert r.l2_hit_rate == pytest.approx(7 / 8)        # every block loads the same tile
@@ -88,10 +89,10 @@ def test_report_adds_up():
 
 
 def test_target_strings():
-    assert parse_target("tcsim") is H100_LIKE
-    assert parse_target("tcsim:tiny") is TINY
+    assert targets.get("tcsim").machine_config() is H100_LIKE
+    assert targets.get("tcsim:tiny").machine_config() is TINY
     with pytest.raises(TileLangError) as e:
-        parse_target("tcsim:h300")
+        targets.get("tcsim:h300")
     assert e.value.code == "TL0805" and "tiny" in str(e.value)
 
 
@@ -123,4 +124,4 @@ def test_run_uses_the_artifacts_config_unless_told():
     args = [((n,), "float32")] * 3
     assert run(art, *args, mode="timing").config == "h100_like"
     assert run(art, *args, mode="timing", config="h200_like").config == "h200_like"
-    assert run(art.program, *args, mode="timing").config == "tiny"
+    assert run(art.program, *args, mode="timing").config == "h100_like"    # the default

@@ -8,7 +8,8 @@ from hypothesis import given, settings, strategies as st
 
 from tilelang.codegen.tcsim import compile_module
 from tilelang.frontend import parse_module
-from tilelang.passes.manager import run_until
+from tilelang.driver import make_options
+from tilelang.driver.stages import lower
 from tilelang.runtime.tcsim import run
 
 R, C = 8, 8          # the tile; the kernel's grid has 3 blocks of R rows
@@ -73,7 +74,7 @@ def k(A: T.Tensor((N, {C}), "float32"), B: T.Tensor((N, {C}), "float32"),
 def test_random_parallel_expressions(expr):
     text, fn = expr
     src = KERNEL.replace("{R}", str(R)).replace("{C}", str(C)).replace("{EXPR}", text)
-    module = run_until(parse_module(src, "random.tl"), "cpu", "simplify")
+    module = lower(parse_module(src, "random.tl"), make_options(target="tcsim"), until="simplify")
     art = compile_module(module, "tiny")["k"]
     rng = np.random.default_rng(0)
     n = 3 * R

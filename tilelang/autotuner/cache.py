@@ -14,10 +14,10 @@ import os
 
 
 def key(source_text: str, configs: list, options: dict, threads: int) -> str:
-    from ..driver.host import host_target
     from ..driver.keys import compiler_identity
+    from ..targets.cpu.host import llvm_facts
     parts = {"source": source_text, "configs": configs, "options": options,
-             "host": host_target(), "threads": threads, "compiler": compiler_identity()}
+             "host": llvm_facts(), "threads": threads, "compiler": compiler_identity()}
     blob = json.dumps(parts, sort_keys=True, default=repr).encode()
     return hashlib.sha256(blob).hexdigest()[:32]
 
@@ -40,7 +40,8 @@ def load(k: str) -> dict | None:
 
 
 def store(k: str, record: dict) -> None:
-    from ..driver.paths import atomic_write, cache_disabled
+    from ..driver.paths import cache_disabled
+    from ..runtime.cache import atomic_write
     if cache_disabled():
         return
     try:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 
 from .. import dtypes
-from ..driver.evaluate import NotConstant, evaluate
+from ..ir.evaluate import NotConstant, evaluate
 from ..ir import nodes as ir
 from ..ir.visitor import walk
 

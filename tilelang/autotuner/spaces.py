@@ -27,12 +27,12 @@ def default_configs(kernel="gemm", target: str = "cpu", **sizes) -> list[dict]:
     m, n, k = (_size(sizes, names) for names in (("M", "m"), ("N", "n"), ("K", "k")))
     roles = ("block_m", "block_n", "block_k")
     if all(knobs.name(r) in knobs.settable for r in roles):
-        space = _gemm_tcsim(m, n, k) if _is_tcsim(target) else _gemm_cpu(m, n, k)
+        name = _target_name(target)
         names = [knobs.name(r) for r in roles]
-        out = [dict(zip(names, combo[:3])) for combo in space]
+        out = [dict(zip(names, combo[:3])) for combo in _GEMM_SPACES[name](m, n, k)]
         stages = knobs.name("num_stages")
-        if _is_tcsim(target) and stages in knobs.settable:
-            out = [{**c, stages: s} for c in out for s in (1, 2, 3, 4)]
+        if _STAGES.get(name) and stages in knobs.settable:
+            out = [{**c, stages: s} for c in out for s in _STAGES[name]]
         return out
     block = knobs.name("block")
     if block in knobs.settable:
@@ -57,9 +57,10 @@ def _size(sizes: dict, names) -> int | None:
     return None
 
 
-def _is_tcsim(target: str) -> bool:
-    from ..driver.options import is_tcsim
-    return is_tcsim(target)
+def _target_name(target) -> str:
+    """The registry name of the target a spec (or Target) names."""
+    from .. import targets
+    return targets.get(target).name
 
 
 def _upto(values, size, step):
@@ -84,3 +85,8 @@ def _gemm_tcsim(m, n, k) -> list:
     bn = _upto([64, 128, 256], n, 64)
     bk = _upto([32, 64], k, 32)
     return list(itertools.product(bm, bn, bk))
+
+
+# the default GEMM spaces and pipeline depths of each target, by its registry name
+_GEMM_SPACES = {"cpu": _gemm_cpu, "tcsim": _gemm_tcsim}
+_STAGES = {"tcsim": (1, 2, 3, 4)}

@@ -3,7 +3,11 @@
     compile_source(text, filename, ...) -> Library      (`.tl` text)
     compile_file(path, ...) -> Library                  (`.tl` file)
     compile_pyfunc(fn, ...) -> Library                  (a `T.Tensor`-annotated function)
+    run_kernel(func, options, sizes, scalars, settings) -> lines   (`tilec run`)
+    pipeline_of(spec) -> [(pass name, description)]                (`tilec passes`)
 
+The target (`options.target`, a `tilelang.targets` Target) decides the pipeline, the
+code, the emit kinds and how kernels load and run; nothing here tests its name.
 Importing this package loads neither lark nor llvmlite; each stage imports its layer when
 it first runs, so a warm start served from the cache stays fast.
 """
@@ -12,17 +16,17 @@ from __future__ import annotations
 from ..diagnostics import Diagnostic, TileLangError
 from ..diagnostics.codes_driver import FILE_NOT_FOUND
 from .build import build_module, build_source
-from .emit import KINDS, ir_text, text_output, write_output
+from .emit import ir_text, text_output, write_output
 from .log import STATS
 from .options import Options, make_options
 from . import stages
 
 __all__ = ["compile_source", "compile_file", "compile_pyfunc", "read_source", "parse",
-           "make_options", "Options", "ir_text", "text_output", "write_output", "KINDS",
-           "STATS", "build_module"]
+           "make_options", "Options", "ir_text", "text_output", "write_output", "STATS",
+           "build_module", "run_kernel", "pipeline_of"]
 
 
-def compile_source(text: str, filename: str = "<string>", *, defines=None, target="cpu",
+def compile_source(text: str, filename: str = "<string>", *, defines=None, target=None,
                    opt=3, kernel=None, cpu=None, features=None, dump_after=(),
                    dump_dir=None, verify_each=False, out_idx=None, memory_reuse=None):
     """Compile `.tl` source text and load it: a runtime `Library` of its kernels
@@ -49,6 +53,27 @@ def compile_pyfunc(pyfunc, *, out_idx=None, **kwargs):
 def parse(text: str, filename: str, options: Options):
     """`.tl` text to the IR module the options select (for `tilec ir` and the emitters)."""
     return stages.parse_text(text, filename, options)
+
+
+def run_kernel(func, options: Options, sizes: dict, scalars: dict, settings,
+               label: str | None = None) -> list[str]:
+    """`tilec run`: compile the kernel `func` (IR) for `options.target` and let the
+    target run it on random inputs for `sizes` / `scalars`; the lines to print."""
+    from ..ir.nodes import Module
+    from .bench import make_arguments
+    target = options.target
+    kernel = build_module(Module((func,)), options, label=label)[func.name]
+
+    def make_args(materialize: bool = True) -> list:
+        return make_arguments(func, sizes, scalars, materialize=materialize,
+                              index_input=target.make_index_input)
+    return target.run(kernel, func, sizes, make_args, settings)
+
+
+def pipeline_of(spec) -> list[tuple[str, str]]:
+    """(name, one-line description) of each pass of the target's pipeline, in order."""
+    from .. import targets
+    return [(p.name, p.description) for p in targets.get(spec).pipeline()]
 
 
 def read_source(path: str) -> str:

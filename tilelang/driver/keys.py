@@ -1,9 +1,10 @@
-"""Cache keys (DESIGN §7): what decides that two compiles give the same artifact.
+"""Cache keys: what decides that two compiles give the same artifact.
 
 The key of an artifact is the canonical printed IR (after parsing, so comments and
-whitespace do not matter) + defines + target triple, CPU and features + options + the
-compiler's identity. A second, cheaper key maps the exact source text to that canonical
-key, so that a warm start of a `.tl` file needs neither the parser nor llvmlite.
+whitespace do not matter) + defines + options + what the target says decides its code
+(`Target.key_parts`: for cpu the triple, CPU, features, machine description and llvmlite)
++ the compiler's identity. A second, cheaper key maps the exact source text to that
+canonical key, so that a warm start of a `.tl` file needs neither the parser nor llvmlite.
 
 The compiler's identity is its version plus a fingerprint of its own source files (size
 and mtime), so editing the compiler invalidates what it compiled before.
@@ -14,12 +15,11 @@ import hashlib
 import json
 import os
 
-from .. import __version__
-from .host import llvmlite_fingerprint
+from ..version import __version__
 
 # The packages whose code decides what an artifact contains (not the runtime: it reads
 # artifacts, it does not make them).
-_COMPILER_PARTS = ("frontend", "ir", "passes", "codegen", "language", "driver")
+_COMPILER_PARTS = ("frontend", "ir", "passes", "codegen", "language", "driver", "targets")
 _COMPILER_FILES = ("dtypes.py",)
 
 _fingerprint: str | None = None
@@ -45,7 +45,6 @@ def _source_fingerprint() -> str:
         _collect(os.path.join(root, part), part, entries)
     for rel, st in sorted(entries):
         h.update(f"{rel}:{st.st_size}:{st.st_mtime_ns}\n".encode())
-    h.update(llvmlite_fingerprint().encode())
     return h.hexdigest()[:16]
 
 
@@ -68,18 +67,17 @@ def _digest(parts: dict) -> str:
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=repr).encode()).hexdigest()
 
 
-def _option_parts(options, target: dict) -> dict:
-    return {"defines": [list(d) for d in options.defines], "target": options.target,
-            "triple": target["triple"], "cpu": target["cpu"], "features": target["features"],
-            "opt": options.opt, "memory_reuse": options.memory_reuse,
-            "compiler": compiler_identity()}
+def _option_parts(options) -> dict:
+    return {"defines": [list(d) for d in options.defines], "opt": options.opt,
+            "memory_reuse": options.memory_reuse, "raster": options.raster,
+            "target": options.target.key_parts(), "compiler": compiler_identity()}
 
 
-def artifact_key(canonical_ir: str, options, target: dict) -> str:
+def artifact_key(canonical_ir: str, options) -> str:
     """The key of the compiled artifact of an IR module (already kernel-selected)."""
-    return _digest({"ir": canonical_ir, **_option_parts(options, target)})
+    return _digest({"ir": canonical_ir, **_option_parts(options)})
 
 
-def source_key(text: str, options, target: dict) -> str:
+def source_key(text: str, options) -> str:
     """The key of a `.tl` text as written: maps to its artifact key without parsing."""
-    return _digest({"source": text, "kernel": options.kernel, **_option_parts(options, target)})
+    return _digest({"source": text, "kernel": options.kernel, **_option_parts(options)})

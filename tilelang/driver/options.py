@@ -1,4 +1,5 @@
-"""Compile options as the driver sees them: target, defines, optimisation level.
+"""Compile options as the driver sees them: target (a `targets` Target), defines,
+optimisation level.
 
 Validation here turns a bad option into a TL07xx diagnostic (a user error), so the CLI and
 the Python API report it the same way.
@@ -6,10 +7,12 @@ the Python API report it the same way.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from .. import targets
 from ..diagnostics import Diagnostic, TileLangError
-from ..diagnostics.codes_driver import BAD_DEFINE, UNKNOWN_TARGET
+from ..diagnostics.codes_driver import BAD_DEFINE
+from ..targets.base import Target
 
 DEFINE_TYPES = (bool, int, float, str)
 
@@ -17,11 +20,9 @@ DEFINE_TYPES = (bool, int, float, str)
 @dataclass(frozen=True)
 class Options:
     """Everything besides the source that decides what gets compiled."""
-    target: str = "cpu"
+    target: Target = field(default_factory=targets.get)    # `targets.get(spec)`
     opt: int = 3
     kernel: str | None = None
-    cpu: str | None = None          # None: the host CPU
-    features: str | None = None     # None: the host's features (or none for a named cpu)
     defines: tuple[tuple[str, object], ...] = ()
     dump_after: tuple[str, ...] = ()
     dump_dir: str | None = None
@@ -33,20 +34,20 @@ class Options:
         return dict(self.defines)
 
 
-def make_options(*, defines=None, target="cpu", opt=3, kernel=None, cpu=None, features=None,
+def make_options(*, defines=None, target=None, opt=3, kernel=None, cpu=None, features=None,
                  dump_after=(), dump_dir=None, verify_each=False,
                  memory_reuse=None, raster=0) -> Options:
-    """`memory_reuse=None` follows TILELANG_DISABLE_MEMORY_REUSE (on unless it is 1)."""
-    if target == "auto":            # TileLang's spelling for "the machine we are on"
-        target = "cpu"
-    check_target(target)
+    """`target`: a spec (`targets.get`; None: the default target) or a Target; `cpu` /
+    `features` are the cpu spec's aliases. `memory_reuse=None` follows TILELANG_DISABLE_MEMORY_REUSE (on unless
+    it is 1)."""
+    target = targets.get(target, cpu=cpu, features=features)
     if not isinstance(raster, int) or raster < 0:
         raise TileLangError(Diagnostic("TL0706", f"raster must be an int >= 0, not {raster!r}"))
     if opt not in (0, 1, 2, 3):
         raise TileLangError(Diagnostic("TL0706", f"optimisation level must be 0..3, not {opt!r}"))
     if isinstance(dump_after, str):
         dump_after = (dump_after,)
-    return Options(target=target, opt=int(opt), kernel=kernel, cpu=cpu, features=features,
+    return Options(target=target, opt=int(opt), kernel=kernel,
                    defines=normalize_defines(defines), dump_after=tuple(dump_after),
                    dump_dir=None if dump_dir is None else str(dump_dir),
                    verify_each=bool(verify_each),
@@ -56,26 +57,6 @@ def make_options(*, defines=None, target="cpu", opt=3, kernel=None, cpu=None, fe
 
 def memory_reuse_default() -> bool:
     return os.environ.get("TILELANG_DISABLE_MEMORY_REUSE", "") not in ("1", "true", "yes")
-
-
-def check_target(target: str) -> None:
-    """`cpu`, or `tcsim[:CONFIG]` naming a known machine config (TL0805 otherwise)."""
-    if target == "cpu":
-        return
-    if is_tcsim(target):
-        # only a tcsim target pays for importing its config table
-        from ..codegen.tcsim.target import parse_target
-        parse_target(target)
-        return
-    raise TileLangError(Diagnostic(
-        UNKNOWN_TARGET, f"unknown target `{target}`",
-        notes=["known targets: cpu, tcsim[:CONFIG] (the simulated accelerator; "
-               "`tilec explain TL0805` lists the configs)"]))
-
-
-def is_tcsim(target: str) -> bool:
-    """The simulated accelerator: `tcsim` (its default config) or `tcsim:CONFIG`."""
-    return target == "tcsim" or target.startswith("tcsim:")
 
 
 def normalize_defines(defines) -> tuple[tuple[str, object], ...]:

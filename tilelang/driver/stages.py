@@ -1,4 +1,5 @@
-"""The compiler's stages as the driver calls them: parse, pick a kernel, lower, codegen.
+"""The compiler's stages as the driver calls them: parse, pick a kernel, lower (the
+target's pipeline), codegen (the target's).
 
 Each stage imports its layer on first use, so that `import tilelang.driver` (and a warm
 start served from the cache) loads neither lark nor llvmlite.
@@ -52,12 +53,11 @@ def canonical_text(module) -> str:
     return print_module(module)
 
 
-def pass_names(target: str) -> list[str]:
-    from ..passes.manager import pipeline
-    return [p.name for p in pipeline(target)]
+def pass_names(target) -> list[str]:
+    return [p.name for p in target.pipeline()]
 
 
-def check_pass_names(names, target: str, for_dump: bool) -> None:
+def check_pass_names(names, target, for_dump: bool) -> None:
     """Unknown names are a user error listing the valid ones. `--after` also takes
     `parse` (the IR before any pass); `--dump-after` also takes `all`."""
     valid = pass_names(target)
@@ -72,21 +72,19 @@ def check_pass_names(names, target: str, for_dump: bool) -> None:
 
 
 def lower(module, options, until: str | None = None, timings: list | None = None):
-    """Run the target pipeline (up to and including pass `until`, if given); the
+    """Run the target's pipeline (up to and including pass `until`, if given); the
     per-pass (name, seconds) are appended to `timings` when given (`--stats`)."""
-    from ..passes.manager import PassManager, pipeline
+    from ..passes.manager import PassManager
     check_pass_names(options.dump_after, options.target, for_dump=True)
     if until is not None:
         check_pass_names([until], options.target, for_dump=False)
         if until == PARSE_STAGE:
             return module
-    passes = list(pipeline(options.target))
+    passes = options.target.pipeline()
     if until is not None:
         passes = passes[:[p.name for p in passes].index(until) + 1]
     if not options.memory_reuse:
         passes = [p for p in passes if p.name != MEMORY_REUSE]
-    from ..targets.cpu.machine import retarget          # tiles for an AOT target's ISA
-    passes = retarget(passes, options.cpu, options.features)
     manager = PassManager(passes, verify_each=options.verify_each,
                           dump_after=tuple(options.dump_after), dump_dir=options.dump_dir)
     lowered = manager.run(module)
@@ -95,34 +93,16 @@ def lower(module, options, until: str | None = None, timings: list | None = None
     return lowered
 
 
-def codegen(lowered, options, target: dict):
-    """LLVM codegen of a fully lowered module: a CompiledObject (llvm_ir, object, asm,
-    manifest)."""
-    from ..codegen.llvm import compile_module
-    return compile_module(lowered, opt=options.opt, cpu=target["cpu"],
-                          features=target["features"], triple=target["triple"])
-
-
-def compile_object(module, options, target: dict, timings: list | None = None):
-    """Lower and codegen `module` (the parsed IR): the CompiledObject. `timings`
-    collects (stage, seconds) for `--stats`."""
+def compile_module(module, options, timings: list | None = None):
+    """Lower `module` (the parsed IR) and generate the target's code: what its emitters,
+    `artifact` and `library` take. `timings` collects (stage, seconds) for `--stats`."""
     import time
     lowered = lower(module, options, timings=timings)
     start = time.perf_counter()
-    compiled = codegen(lowered, options, target)
+    compiled = options.target.codegen(lowered, options)
     if timings is not None:
         timings.append(("codegen", time.perf_counter() - start))
     return compiled
-
-
-def link(compiled, so_path: str) -> None:
-    from ..codegen.llvm import link_shared
-    link_shared(compiled.object, so_path)
-
-
-def header(compiled) -> str:
-    from ..codegen.llvm import c_header
-    return c_header(compiled.manifest)
 
 
 def memory_report(module, options):
@@ -135,11 +115,10 @@ def memory_report(module, options):
     return report(lower(module, quiet, until=until), rings=_keeps_rings(options.target))
 
 
-def _keeps_rings(target: str) -> bool:
+def _keeps_rings(target) -> bool:
     """Whether the target's arena plan keeps pipeline stages apart (its memory_reuse
     pass runs with `Rules.rings`), so the report counts every copy."""
-    from ..passes.manager import pipeline
-    for p in pipeline(target):
+    for p in target.pipeline():
         rules = getattr(p.fn, "keywords", {}).get("rules")
         if p.name == MEMORY_REUSE and rules is not None:
             return rules.rings

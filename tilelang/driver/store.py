@@ -1,4 +1,4 @@
-"""The driver's view of the disk cache: artifact key -> loadable `.so`.
+"""The driver's view of the disk cache: artifact key -> the loadable artifact file.
 
 The runtime's `Cache` owns the on-disk format (checksums, atomic stores, concurrent
 writers); this adds the source index, small files mapping the key of an exact `.tl` text
@@ -8,27 +8,27 @@ from __future__ import annotations
 
 import os
 
-from . import paths
 
-SO_NAME = "kernel.so"
 INDEX_DIR = "index"
 
 
 class ArtifactStore:
-    def __init__(self, directory: str):
+    def __init__(self, directory: str, target):
         from ..runtime.cache import Cache
         self.dir = directory
         self.cache = Cache(directory, enabled=True)     # the driver decided to use it
+        # `kernel.so`: the loader sees the suffix it expects
+        self.name = "kernel" + target.kind(target.default_kind).suffix
 
     def lookup(self, akey: str) -> str | None:
-        """The path of the cached `.so`, or None (a corrupt entry counts as missing)."""
+        """The path of the cached artifact, or None (a corrupt entry counts as missing)."""
         entry = self.cache.lookup(akey)
-        return None if entry is None else os.path.join(entry, SO_NAME)
+        return None if entry is None else os.path.join(entry, self.name)
 
-    def store(self, akey: str, so_path: str) -> str:
-        """Store the `.so` at `so_path`; the path of the stored copy (another process's,
-        if it stored the same key first)."""
-        return os.path.join(self.cache.store(akey, {SO_NAME: so_path}), SO_NAME)
+    def store(self, akey: str, artifact: bytes) -> str:
+        """Store the artifact; the path of the stored copy (another process's, if it
+        stored the same key first)."""
+        return os.path.join(self.cache.store(akey, {self.name: artifact}), self.name)
 
     def lookup_source(self, skey: str) -> str | None:
         try:
@@ -40,7 +40,8 @@ class ArtifactStore:
 
     def link_source(self, skey: str, akey: str) -> None:
         try:
-            paths.atomic_write(self._index_path(skey), akey.encode())
+            from ..runtime.cache import atomic_write
+            atomic_write(self._index_path(skey), akey.encode())
         except OSError:
             pass                    # the index only saves a parse; losing it is harmless
 

@@ -1,6 +1,8 @@
-"""The pass manager: named pipelines per target, dumps, timing, verify-each, reproducers.
+"""The pass manager: dumps, timing, verify-each, reproducers.
 
-A pass is a function `Module -> Module`. `PassManager.run` applies a list of them and
+A pass is a function `Module -> Module`, named (`Pass`); each target lists its own
+pipeline (`Target.pipeline()`, e.g. `tilelang/targets/cpu/pipeline.py`). `PassManager.run`
+applies a list of them and
   * times each (`.timings`, a list of (name, seconds));
   * with `verify_each`, runs the IR verifier on the input and after every pass;
   * prints the IR after the passes named in `dump_after` (or "all") to
@@ -16,22 +18,11 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass
-from functools import partial
 from typing import Callable, Iterable
 
-from ..diagnostics import Diagnostic, InternalError, TileLangError
-from ..diagnostics.codes_driver import UNKNOWN_PASS, UNKNOWN_TARGET
+from ..diagnostics import InternalError, TileLangError
 from ..ir import Module
 from ..ir.verifier import verify
-from .dce import dce
-from .layout import layout
-from .lower_tile_ops import lower_tile_ops
-from .memory_reuse import TCSIM_RULES, memory_reuse
-from .predicate import predicate
-from .simplify import simplify
-from .tiling import tiling
-from .vectorize import vectorize
-from .versioning import versioning
 
 
 @dataclass(frozen=True)
@@ -42,74 +33,6 @@ class Pass:
 
     def __call__(self, module: Module) -> Module:
         return self.fn(module)
-
-
-_CPU = (
-    Pass("simplify", simplify,
-         "fold constants, apply algebraic identities, drop trivial ifs and loops"),
-    Pass("tiling", tiling,
-         "split T.gemm into the CPU's register tiles (micro-kernel loop nests, tails)"),
-    Pass("layout", layout,
-         "lay out shared gemm operands in register-tile panels; their T.copy packs them"),
-    Pass("lower_tile_ops", lower_tile_ops,
-         "turn T.copy / T.gemm / T.fill / T.reduce_* / tile atomics into loops"),
-    Pass("predicate", predicate,
-         "guard global accesses that may fall outside their tensor (ragged tiles)"),
-    Pass("versioning", versioning,
-         "a guard-free copy of each constant loop nest, taken when its tile is in bounds"),
-    # before vectorize, which forgets which loops were pipelined (their stage buffers
-    # stay live for the whole loop); the passes after it only drop buffers, never add
-    Pass("memory_reuse", memory_reuse,
-         "place block-local buffers with disjoint lifetimes in one arena per scope"),
-    Pass("vectorize", vectorize,
-         "innermost T.Parallel loops become SIMD loops, the other parallel loops serial"),
-    Pass("simplify_lowered", simplify,
-         "simplification again, on the index arithmetic of the lowered loops"),
-    Pass("dce", dce, "remove unused lets, never-read buffers and empty statements"),
-)
-
-# tcsim's code generator lowers whole tile ops itself (tilelang/codegen/tcsim): it
-# takes the tile IR, with the arena plan of its on-chip buffers (128-byte slots,
-# pipeline stages as rings)
-_TCSIM = (
-    _CPU[0],                                    # simplify
-    Pass("memory_reuse", partial(memory_reuse, rules=TCSIM_RULES),
-         "place on-chip tiles with disjoint lifetimes in one arena per level "
-         "(128-byte slots, pipeline stages as rings)"),
-)
-
-_PIPELINES = {"cpu": _CPU, "tcsim": _TCSIM}
-
-
-def pipeline(target: str = "cpu") -> list[Pass]:
-    """The ordered passes of `target` ("cpu" or "tcsim[:CONFIG]": one pipeline for
-    every machine config)."""
-    base = target.split(":", 1)[0]
-    if base in _PIPELINES:
-        return list(_PIPELINES[base])
-    raise TileLangError(Diagnostic(
-        UNKNOWN_TARGET, f"unknown target `{target}`",
-        help=f"known targets: {', '.join(_PIPELINES)}"))
-
-
-def list_passes(target: str = "cpu") -> list[tuple[str, str]]:
-    """(name, one-line description) of each pass of `target`, in order (`tilec passes`)."""
-    return [(p.name, p.description) for p in pipeline(target)]
-
-
-def run_until(module: Module, target: str, after: str | None, **options) -> Module:
-    """Run `target`'s pipeline up to and including pass `after` (all of it if None);
-    `options` go to `PassManager` (verify_each, dump_after, dump_dir)."""
-    passes = pipeline(target)
-    if after is not None:
-        names = [p.name for p in passes]
-        if after not in names:
-            raise TileLangError(Diagnostic(
-                UNKNOWN_PASS, f"unknown pass `{after}`",
-                notes=[f"the {target} pipeline is: {', '.join(names)}"],
-                help="use one of the names above"))
-        passes = passes[:names.index(after) + 1]
-    return PassManager(passes, **options).run(module)
 
 
 class PassManager:

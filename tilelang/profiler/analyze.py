@@ -90,7 +90,7 @@ def profile(kernel_function, sizes: dict | None = None, scalars: dict | None = N
     measured = runner.measure(kernel_function, func, args, grid_counts, threads=threads,
                               warmup=warmup, rep=rep, timers=timers)
     ctx = Context(knob_reader.of_kernel(kernel_function), _pipelines(func), threads,
-                  kernel_function.options.target)
+                  str(kernel_function.options.target))
     grids, advice = [], []
     for c, nbytes, time_s, facts, bars in measured.grids:
         peaks = runner.roofline_peaks(c.compute_dtype, threads)
@@ -104,7 +104,7 @@ def profile(kernel_function, sizes: dict | None = None, scalars: dict | None = N
             advice.append(a)
     advice.sort(key=lambda a: -a.score)
     shown = {s.name: sizes[s.name] for s in func.symbols if s.name in sizes}
-    return ProfileReport(func.name, kernel_function.options.target, shown, threads,
+    return ProfileReport(func.name, str(kernel_function.options.target), shown, threads,
                          measured.time_s, measured.calls, grids, advice, measured.overhead,
                          list(measured.notes))
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .. import dtypes
-from ..driver.evaluate import NotConstant, evaluate
+from ..ir.evaluate import NotConstant, evaluate
 from ..ir import nodes as ir
 from ..ir.visitor import walk
 

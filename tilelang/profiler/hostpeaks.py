@@ -27,7 +27,8 @@ import time
 
 import numpy as np
 
-FORMAT = 1
+from ..targets.cpu.peaks import FORMAT      # the memo's layout, which the cpu target reads
+
 _FMA_ACCUMULATORS = {128: 12, 256: 12, 512: 16}   # FMA latency (4) x ports (2), headroom
 _X, _Y = 0.999, 0.001                              # acc -> acc * x + y stays finite
 
@@ -382,7 +383,7 @@ def _cpu_model() -> str:
 # ----------------------------------------------------------------------------- the memo
 
 def memo_path() -> str:
-    from ..driver.host import memo_path as host_memo_path
+    from ..targets.cpu.host import memo_path as host_memo_path
     return host_memo_path("peaks")
 
 
@@ -397,7 +398,7 @@ def load() -> dict | None:
 
 
 def store(figures: dict) -> None:
-    from ..driver.paths import atomic_write
+    from ..runtime.cache import atomic_write
     try:
         atomic_write(memo_path(), json.dumps(figures, indent=1).encode())
     except OSError:

@@ -84,27 +84,14 @@ class Roofline:
 
 # ----------------------------------------------------------------------------- CPU peaks
 
-_COMPUTED_AS = {"float64": "float64"}    # every other float is computed in fp32 on the CPU
-
-
 def cpu_peaks(figures: dict, dtype: str, threads: int) -> Peaks:
     """The CPU's ceilings for a kernel computing in `dtype` on `threads` threads, from
-    the host figures (`hostpeaks.measure()`): the widest vector FMA of the dtype the
-    code computes in, and the streaming read bandwidth. A thread count that was not
-    measured takes the best figure of the counts at or below it (more threads never
-    lower what fewer can do)."""
-    compute = _COMPUTED_AS.get(dtype, "float32")
-    widths = figures["fma"][compute]
-    width = max(widths, key=int)
-    flops, used = _at_threads(widths[width], threads)
-    bw, used_bw = _at_threads(figures["bandwidth"]["read"], threads)
-    name = "fp64" if compute == "float64" else "fp32"
-    return Peaks(flops, bw, f"{name} FMA, {width}-bit, {used} thread{'s' * (used != 1)}",
+    the host figures (`hostpeaks.measure()`), chosen as the cpu target chooses them
+    (`targets/cpu/peaks.py`), with labels saying what they are."""
+    from ..targets.cpu.peaks import ceilings
+    c = ceilings(figures, dtype, threads)
+    name = "fp64" if c.compute == "float64" else "fp32"
+    used, used_bw = c.flops_threads, c.bytes_threads
+    return Peaks(c.flops_per_s, c.bytes_per_s,
+                 f"{name} FMA, {c.width}-bit, {used} thread{'s' * (used != 1)}",
                  f"stream read, {used_bw} thread{'s' * (used_bw != 1)}")
-
-
-def _at_threads(rates: dict, threads: int) -> tuple[float, int]:
-    counts = sorted(int(t) for t in rates)
-    usable = [t for t in counts if t <= threads] or counts[:1]
-    best = max(usable, key=lambda t: rates[str(t)])
-    return rates[str(best)], best

@@ -5,8 +5,8 @@ kernel's runner. `CpuRunner` calls the native kernel and times it with the wall 
 `SimRunner` calls the tcsim simulator and reports the *simulated* time (one timing-only
 launch: deterministic, so a tuner on tcsim compares configs without noise).
 
-`runner_for(options)` is the single place that maps a target to its runner (the target
-object's hook, once targets are objects).
+`runner_for(options)` is the single place that maps a target (its registry name) to its
+runner.
 """
 from __future__ import annotations
 
@@ -118,9 +118,11 @@ class SimRunner:
 
 
 def runner_for(options):
-    """The runner of the target the options compile for."""
-    from ..driver.options import is_tcsim
-    if is_tcsim(options.target):
-        from ..driver.tcsim import config_name
-        return SimRunner(config_name(options))
-    return CpuRunner()
+    """The runner of the target the options compile for (a new target adds its runner
+    to `RUNNERS`)."""
+    return RUNNERS[options.target.name](options.target)
+
+
+# target registry name -> its runner class, built from the Target
+RUNNERS = {"cpu": lambda target: CpuRunner(),
+           "tcsim": lambda target: SimRunner(target.config)}

@@ -108,7 +108,7 @@ class InputSupply:
         self.indices = index_bounds(func)
 
     def shape(self, param: ir.Buffer, sizes: dict) -> tuple:
-        from ..driver.evaluate import NotConstant, evaluate
+        from ..ir.evaluate import NotConstant, evaluate
         try:
             return tuple(int(evaluate(d, sizes)) for d in param.shape)
         except NotConstant as e:

@@ -238,3 +238,28 @@ def _write_file(path: str, content) -> dict:
         return {"size": os.path.getsize(path), "sha256": _sha256_file(path)}
     raise TypeError(f"cache file {os.path.basename(path)!r}: expected bytes or a file path, "
                     f"got {type(content).__name__}")
+
+
+def atomic_write(path: str, data: bytes, mode: int = 0o644, make_dirs: bool = True) -> None:
+    """Write `data` to `path` so that readers see the old file or the whole new one, never
+    a torn write: a temp file in the same directory, then rename. User outputs pass
+    `make_dirs=False`: like any compiler, `-o missing/dir/x.o` is an error."""
+    directory = os.path.dirname(os.path.abspath(path))
+    if make_dirs:
+        os.makedirs(directory, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix="-" + os.path.basename(path))
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.chmod(tmp, mode)        # mkstemp makes 0600; outputs should look like any file
+        os.replace(tmp, path)
+    except BaseException:
+        _unlink_quietly(tmp)
+        raise
+
+
+def _unlink_quietly(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass

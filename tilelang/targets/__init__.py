@@ -1,8 +1,76 @@
-"""The targets tilelang compiles for, one package each (`cpu`, `tcsim`).
+"""The targets tilelang compiles for, one package each, and `get(spec)`.
 
-Each target package has leaf modules that import only the standard library (and the
-shared leaves `tilelang.dtypes` / `tilelang.diagnostics`): the CPU machine descriptions,
-the tcsim ISA and machine configs. Passes, codegen, the kernel library and the runtime
-may all import them. This package and the targets' `__init__` modules stay light for the
-same reason.
+    target = targets.get("tcsim:tiny")      # or "cpu", "cpu:znver4", "cpu:x86-64-v3+avx512f"
+    target.pipeline(), target.kinds, target.codegen(lowered, options), target.load(...)
+
+A target package holds leaf modules, which import only the standard library and the
+shared leaves (`tilelang.dtypes`, `tilelang.diagnostics`) so that passes, codegen, the
+kernel library and the runtime may all read them (the CPU machine descriptions; the tcsim
+ISA and machine configs), and a `target.py` whose `Target` subclass (`base.py`) answers
+everything the driver asks. A new target is a new package plus one line in `REGISTRY`.
+
+This module and the packages' `__init__` stay light (standard library only): importing a
+leaf imports them first.
 """
+from __future__ import annotations
+
+import importlib
+
+# name -> "module:class" of its Target
+REGISTRY = {
+    "cpu": "tilelang.targets.cpu.target:CpuTarget",
+    "tcsim": "tilelang.targets.tcsim.target:TcsimTarget",
+}
+DEFAULT = "cpu"
+ALIASES = {"auto": DEFAULT}         # TileLang's spelling for "the machine we are on"
+
+
+def target_class(name: str):
+    """The Target subclass registered as `name` (KeyError if none)."""
+    module, _, cls = REGISTRY[name].partition(":")
+    return getattr(importlib.import_module(module), cls)
+
+
+def classes() -> list:
+    """Every registered Target subclass, in registry order."""
+    return [target_class(name) for name in REGISTRY]
+
+
+def get(spec: str | None = None, *, cpu: str | None = None, features: str | None = None):
+    """The Target `spec` names: `NAME[REST]`, where NAME is a registered target and the
+    target parses REST (`:CONFIG`, `:LLVM_CPU+feat,-feat`). `cpu` / `features` are the
+    `--cpu` / `--features` aliases of the cpu target's spec; None is the default target.
+    A Target passes through. An unknown name or a malformed spec is a user error (TL0705)."""
+    from .base import Target, bad_spec
+    spec = ALIASES.get(spec, spec) if spec is not None else DEFAULT
+    if isinstance(spec, Target):
+        if cpu is None and features is None:
+            return spec
+        spec = spec.spec
+    if not isinstance(spec, str):
+        raise bad_spec(repr(spec), "a target is given as a string such as `cpu`")
+    name = _name_of(spec)
+    if name not in REGISTRY:
+        raise bad_spec(spec, None)
+    return target_class(name).parse(spec[len(name):], cpu=cpu, features=features)
+
+
+def _name_of(spec: str) -> str:
+    """The leading name of a spec: its letters, digits and underscores."""
+    end = 0
+    while end < len(spec) and (spec[end].isalnum() or spec[end] == "_"):
+        end += 1
+    return spec[:end]
+
+
+def emit_kinds() -> list[str]:
+    """Every `--emit` kind some registered target offers, each once."""
+    out = []
+    for cls in classes():
+        out += [k.name for k in cls.all_kinds() if k.name not in out]
+    return out
+
+
+def offering(kind: str) -> list[str]:
+    """The spec syntax of each registered target that offers `--emit kind`."""
+    return [cls.syntax for cls in classes() if kind in [k.name for k in cls.all_kinds()]]

@@ -137,7 +137,7 @@ def _site(n) -> dict:
 
 
 def build_manifest(module: Module, target: TargetSpec) -> dict:
-    from ... import __version__
+    from ...version import __version__
     return {"format": FORMAT, "compiler_version": __version__, "target": target.as_dict(),
             "kernels": [kernel_entry(f) for f in module.funcs]}
 

@@ -1,11 +1,11 @@
 """IR -> tcsim programs (the simulated tensor-core accelerator's ISA).
 
-    compile_module(module, config="tiny", raster=0) -> {kernel name: Artifact}
+    compile_module(module, config=DEFAULT_CONFIG, raster=0) -> {kernel name: Artifact}
 
-Input: the tile-level IR after the `simplify` pass (tile ops still whole), e.g.
-`tilelang.passes.manager.run_until(module, "cpu", "simplify")`. Each kernel becomes one
-program: block indices in r0..r2, symbolic sizes and scalar parameters preloaded, tile
-ops lowered by stmts.py / vec.py / pipeline.py with the synchronisation of emit.py.
+Input: the tile-level IR of the tcsim pipeline (`targets/tcsim/pipeline.py`: tile ops
+still whole, on-chip buffers placed by `memory_reuse`). Each kernel becomes one program:
+block indices in r0..r2, symbolic sizes and scalar parameters preloaded, tile ops lowered
+by stmts.py / vec.py / pipeline.py with the synchronisation of emit.py.
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from ...diagnostics.codes_tcsim import DOES_NOT_FIT, UNKNOWN_CONFIG
 from ...ir.nodes import Alloc, Buffer, Const, Gemm, Kernel, Seq, Var
 from ...ir.visitor import walk
 from ...targets.tcsim.artifact import Artifact, ArtifactError, check_fits
-from ...targets.tcsim.config import ConfigError, get_config
+from ...targets.tcsim.config import DEFAULT_CONFIG, ConfigError, get_config
 from ...targets.tcsim.isa import Param, Program, Reg
 from .cluster import ClusterVarying
 from .emit import Emitter
@@ -22,24 +22,21 @@ from .levels import LevelPlan
 from .scalar import grid_text, unsupported
 from .stmts import StmtLowering
 
-from .target import DEFAULT_CONFIG, is_tcsim, parse_target  # noqa: E402,F401
-
-__all__ = ["compile_module", "compile_func", "parse_target", "is_tcsim", "DEFAULT_CONFIG"]
+__all__ = ["compile_module", "compile_func"]
 
 
-def compile_module(module, config="tiny", *, raster: int = 0, cluster=(1, 1, 1)) -> dict:
-    """Every kernel of `module` as a tcsim Artifact for machine `config`. `raster` > 0
-    launches blocks in panels of that many rows of the grid's y axis (L2 reuse).
-    `cluster=(cx, cy[, cz])` launches blocks in thread-block clusters, and the loads
-    their blocks share become multicast loads (cluster.py)."""
+def compile_module(module, config=DEFAULT_CONFIG, *, raster: int = 0,
+                   cluster=(1, 1, 1)) -> dict:
+    """Every kernel of `module` as a tcsim Artifact for machine `config` (a name or a
+    MachineConfig; an unknown name is TL0805). `raster` > 0 launches blocks in panels of
+    that many rows of the grid's y axis (L2 reuse). `cluster=(cx, cy[, cz])` launches
+    blocks in thread-block clusters, and the loads their blocks share become multicast
+    loads (cluster.py)."""
     cluster = _cluster_dims(cluster)
-    if isinstance(config, str) and is_tcsim(config):
-        cfg = parse_target(config)                 # "tcsim:h100_like"
-    else:
-        try:
-            cfg = get_config(config)
-        except ConfigError as e:
-            raise TileLangError(Diagnostic(UNKNOWN_CONFIG, str(e))) from None
+    try:
+        cfg = get_config(config)
+    except ConfigError as e:
+        raise TileLangError(Diagnostic(UNKNOWN_CONFIG, str(e))) from None
     out = {}
     for f in module.funcs:
         prog = compile_func(f, cfg, raster=raster, cluster=cluster)

@@ -58,12 +58,13 @@ def _arguments(program, sizes: dict, functional: bool, scalars: dict):
 
 
 def main(argv=None) -> int:
+    from ...targets.tcsim.config import DEFAULT_CONFIG
     ap = argparse.ArgumentParser(prog="python -m tilelang.runtime.tcsim",
                                  description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("run", help="simulate a .tcasm or artifact file")
     r.add_argument("file")
-    r.add_argument("--config", default="h100_like")
+    r.add_argument("--config", default=DEFAULT_CONFIG)
     r.add_argument("--shape", action="append", metavar="M=..,N=..")
     r.add_argument("--arg", action="append", metavar="NAME=VALUE")
     r.add_argument("--functional", action="store_true")
@@ -71,7 +72,7 @@ def main(argv=None) -> int:
     a = sub.add_parser("asm", help="assemble .tcasm into an artifact")
     a.add_argument("file")
     a.add_argument("-o", "--output", required=True)
-    a.add_argument("--config", default="h100_like")
+    a.add_argument("--config", default=DEFAULT_CONFIG)
     d = sub.add_parser("dis", help="print an artifact as .tcasm")
     d.add_argument("file")
     sub.add_parser("configs", help="list the machine configs and their peaks")

@@ -15,7 +15,7 @@ import numpy as np
 
 from . import numerics as nx
 from .bandwidth import L2, Pool, sectors
-from ...targets.tcsim.config import get_config
+from ...targets.tcsim.config import DEFAULT_CONFIG, get_config
 from .decode import decode_program
 from .errors import RaceError, SimError
 from .execute import apply
@@ -494,7 +494,8 @@ def _preload(program, env) -> list[tuple[int, object]]:
 def run(program, *args, config=None, mode="functional", trace=None, check_races=None,
         max_events=None, **kwargs):
     """Run `program` (a Program or Artifact) on machine `config` (a name or a
-    MachineConfig; default: the artifact's own config, `tiny` for a bare Program).
+    MachineConfig; default: the artifact's own config, `DEFAULT_CONFIG` for a bare
+    Program).
 
     mode="functional": arrays are numpy arrays, outputs written in place, numerics and
     timing both simulated; mode="timing": arrays may be numpy arrays or (shape, dtype)
@@ -504,7 +505,7 @@ def run(program, *args, config=None, mode="functional", trace=None, check_races=
     if isinstance(program, Artifact):
         config = program.config_name if config is None else config
         program = program.program
-    cfg = get_config("tiny" if config is None else config)
+    cfg = get_config(DEFAULT_CONFIG if config is None else config)
     check_fits(program, cfg)
     functional = mode == "functional"
     if mode not in ("functional", "timing"):

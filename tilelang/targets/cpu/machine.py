@@ -122,18 +122,3 @@ def for_llvm_target(cpu: str | None, features: str | None) -> CpuMachine | None:
         if t.requires and all(f in flags for f in t.requires):
             return t
     return MACHINES[-1]
-
-
-# The passes whose choices depend on the machine description (they take `machine=`).
-TARGET_PASSES = ("tiling", "layout")
-
-
-def retarget(passes, cpu: str | None, features: str | None):
-    """`passes` with the target-dependent ones bound to the AOT target, if one is set."""
-    machine = for_llvm_target(cpu, features)
-    if machine is None:
-        return list(passes)
-    from dataclasses import replace as _replace
-    from functools import partial
-    return [_replace(p, fn=partial(p.fn, machine=machine)) if p.name in TARGET_PASSES else p
-            for p in passes]

@@ -263,6 +263,7 @@ TINY = MachineConfig(
     notes="for tests: round numbers, 4 cores")
 
 CONFIGS = {c.name: c for c in (H100_LIKE, H200_LIKE, ASCEND_LIKE, TINY)}
+DEFAULT_CONFIG = H100_LIKE.name     # what `tcsim` alone, a bare program and the tools mean
 
 
 def get_config(name_or_config) -> MachineConfig:

@@ -5,7 +5,7 @@ around each `T.gemm` to count FLOPs; both are IR expressions over the symbolic s
 """
 from __future__ import annotations
 
-from ..ir import nodes as ir
+from . import nodes as ir
 
 
 class NotConstant(Exception):

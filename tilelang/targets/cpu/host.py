@@ -1,10 +1,17 @@
-"""The host's LLVM target (triple, CPU name, features), without importing llvmlite.
+"""The host memo: what the compiler knows of this machine, without importing llvmlite.
 
 A warm start (cache hit) must not import llvmlite (~100 ms), yet the cache key names the
-host CPU. So the facts are computed once with llvmlite and memoised in a small JSON file
-in the cache directory, keyed by what the OS says about the machine (architecture, kernel,
+host CPU. So the facts are computed once and memoised in a small JSON file in the cache
+directory, keyed by what the OS says about the machine (architecture, kernel,
 /proc/cpuinfo model and flags) and by which llvmlite is installed: a different machine
 sharing the cache dir, or a new llvmlite, gets its own entry.
+
+The "host" memo holds LLVM's view (`triple`, `cpu`, `features`); beside it, the "peaks"
+memo holds the FLOP/s and bandwidth measured on the host (`benchmarks/peak.py`, the
+profiler), which `CpuTarget.roofline_peaks` reads (`read_memo("peaks")`). Measured figures
+feed what tolerates noise (roofline figures, a tuner's model); code generation reads only
+the LLVM facts and the machine description they select, so compiled code stays
+deterministic and only quantised values enter the cache key.
 """
 from __future__ import annotations
 
@@ -14,40 +21,61 @@ import json
 import os
 import platform
 
-from . import paths
+LLVM_FACTS = ("triple", "cpu", "features")
 
 _memo: dict | None = None
 
 
-def host_target() -> dict:
-    """{"triple", "cpu", "features"} of this machine."""
+def llvm_facts() -> dict:
+    """{"triple", "cpu", "features"} of this machine, as LLVM names them."""
     global _memo
     if _memo is None:
         _memo = _load_or_compute()
-    return dict(_memo)
+    return {k: _memo[k] for k in LLVM_FACTS}
 
 
 def memo_path(kind: str) -> str:
-    """The memo file of `kind` ("host": the LLVM facts, "peaks": the measured FLOP/s and
-    bandwidth) for this machine, in the cache directory."""
-    return os.path.join(paths.cache_dir(), f"{kind}-{_machine_fingerprint()}.json")
+    """The memo file of `kind` for this machine, in the cache directory: "host" (the LLVM
+    facts, this module's), "peaks" (the FLOP/s and bandwidth `benchmarks/peak.py` and the
+    profiler measure, which `CpuTarget.roofline_peaks` reads)."""
+    from ...runtime.cache import default_dir
+    root = os.path.abspath(os.path.expanduser(default_dir()))
+    return os.path.join(root, f"{kind}-{_machine_fingerprint()}.json")
+
+
+def read_memo(kind: str) -> dict | None:
+    """The memo of `kind` for this machine, or None (absent or unreadable)."""
+    try:
+        with open(memo_path(kind), encoding="utf-8") as f:
+            data = json.load(f)
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _memo_file() -> str:
+    return memo_path("host")
 
 
 def _load_or_compute() -> dict:
-    memo_file = memo_path("host")
     try:
-        with open(memo_file, encoding="utf-8") as f:
-            facts = json.load(f)
-        if isinstance(facts, dict) and set(facts) == {"triple", "cpu", "features"}:
-            return facts
+        with open(_memo_file(), encoding="utf-8") as f:
+            memo = json.load(f)
+        if isinstance(memo, dict) and all(isinstance(memo.get(k), str) for k in LLVM_FACTS):
+            return memo
     except (OSError, ValueError):
         pass
-    facts = _compute_with_llvmlite()
+    memo = _compute_with_llvmlite()
+    _write(memo)
+    return memo
+
+
+def _write(memo: dict) -> None:
+    from ...runtime.cache import atomic_write
     try:
-        paths.atomic_write(memo_file, json.dumps(facts).encode())
+        atomic_write(_memo_file(), json.dumps(memo, sort_keys=True).encode())
     except OSError:
         pass                        # a read-only cache dir only costs the llvmlite import
-    return facts
 
 
 def _compute_with_llvmlite() -> dict:
@@ -91,17 +119,3 @@ def llvmlite_fingerprint() -> str:
     except OSError:
         return spec.origin
     return f"{spec.origin}:{st.st_size}:{st.st_mtime_ns}"
-
-
-def resolve_target(options) -> dict:
-    """The target a compile is for: the host, or the `--cpu` / features the user named
-    (a named CPU without features gets that CPU's defaults, not the host's)."""
-    host = host_target()
-    if options.cpu is None and options.features is None:
-        return host
-    cpu = options.cpu or host["cpu"]
-    if options.features is not None:
-        features = options.features
-    else:
-        features = "" if options.cpu else host["features"]
-    return {"triple": host["triple"], "cpu": cpu, "features": features}
