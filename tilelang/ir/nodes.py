@@ -18,7 +18,7 @@ top; loops, loads, stores and intrinsic calls below. Conventions:
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 
 @dataclass(frozen=True)
@@ -155,13 +155,94 @@ class Load(Expr):
 # ----------------------------------------------------------------------------- statements
 
 class Stmt(Node):
+    """Base of statements. `effects()` says which buffers (and regions) a statement reads
+    and writes; the passes and code generators that need to know ask it, never the node's
+    type. Every statement class answers precisely; this default, for a statement that
+    does not, is the safe answer: every buffer it mentions is read and written."""
     __slots__ = ()
+
+    def effects(self) -> "Effects":
+        from .visitor import walk
+        found = {}
+        for n in walk(self):
+            if isinstance(n, Buffer):
+                found.setdefault(n.name, n)
+        return Effects(tuple(Access(b, "update") for b in found.values()))
+
+
+# ----------------------------------------------------------------------------- effects
+
+ACCESS_MODES = ("read", "write", "update")
+
+
+@dataclass(frozen=True)
+class Access:
+    """How a statement touches one buffer. `mode`: `read`; `write` (the elements touched
+    are overwritten without being read); `update` (read, then written: accumulations,
+    atomics). `region`: the box touched (None: not a box, or not known); `whole`: the
+    access surely touches every element of the buffer."""
+    buffer: Buffer
+    mode: str
+    region: "Region | None" = None
+    whole: bool = False
+
+
+@dataclass(frozen=True)
+class Effects:
+    """The accesses of a statement (loads inside its expressions included)."""
+    accesses: tuple[Access, ...] = ()
+
+    def reads(self) -> frozenset[str]:
+        """Buffers whose values the statement may read."""
+        return frozenset(a.buffer.name for a in self.accesses if a.mode != "write")
+
+    def writes(self) -> frozenset[str]:
+        """Buffers the statement may write."""
+        return frozenset(a.buffer.name for a in self.accesses if a.mode != "read")
+
+    def overwrites(self) -> frozenset[str]:
+        """Buffers whose every element the statement surely writes without reading."""
+        return frozenset(a.buffer.name for a in self.accesses if a.mode == "write" and a.whole)
+
+    def names(self) -> frozenset[str]:
+        return frozenset(a.buffer.name for a in self.accesses)
+
+    def read_buffers(self) -> tuple[Buffer, ...]:
+        """The buffers of `reads()`, each once."""
+        return tuple({a.buffer.name: a.buffer for a in self.accesses
+                      if a.mode != "write"}.values())
+
+    def __or__(self, other: "Effects") -> "Effects":
+        return Effects(self.accesses + other.accesses)
+
+    def maybe(self) -> "Effects":
+        """These effects where they may not happen (a loop body, a branch): nothing is
+        surely written whole."""
+        return Effects(tuple(replace(a, whole=False) for a in self.accesses))
+
+
+def loads_in(*exprs) -> Effects:
+    """The reads of the loads inside `exprs` (None entries skipped)."""
+    from .visitor import walk
+    return Effects(tuple(Access(n.buffer, "read") for e in exprs if e is not None
+                         for n in walk(e) if isinstance(n, Load)))
+
+
+def _union(*stmts) -> Effects:
+    out = Effects()
+    for st in stmts:
+        if st is not None:
+            out = out | st.effects()
+    return out
 
 
 @dataclass(frozen=True)
 class Seq(Stmt):
     stmts: tuple[Stmt, ...]
     span: Span = _span()
+
+    def effects(self) -> Effects:
+        return _union(*self.stmts)
 
 
 @dataclass(frozen=True)
@@ -170,6 +251,9 @@ class Let(Stmt):
     var: Var
     value: Expr
     span: Span = _span()
+
+    def effects(self) -> Effects:
+        return loads_in(self.value)
 
 
 @dataclass(frozen=True)
@@ -187,6 +271,11 @@ class Alloc(Stmt):
     align: int | None = None
     span: Span = _span()
 
+    def effects(self) -> Effects:
+        if self.init is None:
+            return Effects()
+        return loads_in(self.init) | Effects((Access(self.buffer, "write", whole=True),))
+
 
 @dataclass(frozen=True)
 class Store(Stmt):
@@ -194,6 +283,11 @@ class Store(Stmt):
     indices: tuple[Expr, ...]
     value: Expr
     span: Span = _span()
+
+    def effects(self) -> Effects:
+        single = all(isinstance(d, Const) and d.value == 1 for d in self.buffer.shape)
+        return loads_in(self.value, *self.indices) | \
+            Effects((Access(self.buffer, "write", whole=single),))
 
 
 ATOMIC_OPS = ("add", "max", "min")
@@ -207,6 +301,9 @@ class Atomic(Stmt):
     indices: tuple[Expr, ...]
     value: Expr
     span: Span = _span()
+
+    def effects(self) -> Effects:
+        return loads_in(self.value, *self.indices) | Effects((Access(self.buffer, "update"),))
 
 
 LOOP_KINDS = ("serial", "parallel", "pipelined", "unroll", "vectorized")
@@ -225,6 +322,9 @@ class For(Stmt):
     def annotation(self, key: str, default=None):
         return dict(self.annotations).get(key, default)
 
+    def effects(self) -> Effects:
+        return loads_in(self.min, self.extent) | self.body.effects().maybe()
+
 
 @dataclass(frozen=True)
 class If(Stmt):
@@ -232,6 +332,9 @@ class If(Stmt):
     then_body: Stmt
     else_body: Stmt | None = None
     span: Span = _span()
+
+    def effects(self) -> Effects:
+        return loads_in(self.cond) | _union(self.then_body, self.else_body).maybe()
 
 
 # ----------------------------------------------------------------------------- tile ops
@@ -244,6 +347,18 @@ class Region(Node):
     extents: tuple[int, ...]
     span: Span = _span()
 
+    @property
+    def covers_buffer(self) -> bool:
+        """Whether the box is the whole buffer (starts 0, extents the constant shape)."""
+        return all(isinstance(st, Const) and st.value == 0 for st in self.starts) and all(
+            isinstance(d, Const) and int(d.value) == e
+            for d, e in zip(self.buffer.shape, self.extents))
+
+    def access(self, mode: str) -> Effects:
+        """This box accessed in `mode`, with the loads of its start expressions."""
+        whole = mode != "read" and self.covers_buffer
+        return loads_in(*self.starts) | Effects((Access(self.buffer, mode, self, whole),))
+
 
 @dataclass(frozen=True)
 class Copy(Stmt):
@@ -253,6 +368,9 @@ class Copy(Stmt):
     src: Region
     dst: Region
     span: Span = _span()
+
+    def effects(self) -> Effects:
+        return self.src.access("read") | self.dst.access("write")
 
 
 @dataclass(frozen=True)
@@ -266,6 +384,10 @@ class Gemm(Stmt):
     clear_accum: bool = False
     span: Span = _span()
 
+    def effects(self) -> Effects:
+        c = self.c.access("write" if self.clear_accum else "update")
+        return self.a.access("read") | self.b.access("read") | c
+
 
 @dataclass(frozen=True)
 class Fill(Stmt):
@@ -273,6 +395,9 @@ class Fill(Stmt):
     dst: Region
     value: Expr
     span: Span = _span()
+
+    def effects(self) -> Effects:
+        return loads_in(self.value) | self.dst.access("write")
 
 
 REDUCE_KINDS = ("sum", "max", "min", "abssum", "absmax")
@@ -290,6 +415,10 @@ class Reduce(Stmt):
     clear: bool = True
     span: Span = _span()
 
+    def effects(self) -> Effects:
+        return Effects((Access(self.src, "read", whole=True),
+                        Access(self.dst, "write" if self.clear else "update", whole=True)))
+
 
 @dataclass(frozen=True)
 class TileAtomic(Stmt):
@@ -299,6 +428,9 @@ class TileAtomic(Stmt):
     dst: Region
     src: Region
     span: Span = _span()
+
+    def effects(self) -> Effects:
+        return self.src.access("read") | self.dst.access("update")
 
 
 @dataclass(frozen=True)
@@ -312,6 +444,10 @@ class Prefetch(Stmt):
     part: Expr
     parts: int = 1
     span: Span = _span()
+
+    def effects(self) -> Effects:
+        """Memory is read (into the cache); no value is."""
+        return loads_in(self.part) | self.region.access("read")
 
 
 # ----------------------------------------------------------------------------- multi-rank
@@ -337,6 +473,10 @@ class PeerCopy(Stmt):
     def remote(self) -> Buffer:
         return self.dst if self.kind == "put" else self.src
 
+    def effects(self) -> Effects:
+        return loads_in(*self.src_indices, *self.dst_indices, self.size, self.pe) | \
+            Effects((Access(self.src, "read"), Access(self.dst, "write")))
+
 
 SIGNAL_OPS = ("set", "add")
 
@@ -351,6 +491,11 @@ class SignalOp(Stmt):
     value: Expr
     pe: Expr
     span: Span = _span()
+
+    def effects(self) -> Effects:
+        mode = "write" if self.op == "set" else "update"
+        return loads_in(*self.indices, self.value, self.pe) | \
+            Effects((Access(self.buffer, mode),))
 
 
 WAIT_CMPS = ("eq", "ne", "ge", "le", "gt", "lt")
@@ -367,6 +512,10 @@ class Wait(Stmt):
     pe: Expr
     span: Span = _span()
 
+    def effects(self) -> Effects:
+        return loads_in(*self.indices, self.expected, self.pe) | \
+            Effects((Access(self.buffer, "read"),))
+
 
 @dataclass(frozen=True)
 class Barrier(Stmt):
@@ -374,6 +523,9 @@ class Barrier(Stmt):
     rank; each arrival adds 1 to its word on every rank, then waits for all words)."""
     buffer: Buffer
     span: Span = _span()
+
+    def effects(self) -> Effects:
+        return Effects((Access(self.buffer, "update"),))
 
 
 @dataclass(frozen=True)
@@ -386,6 +538,9 @@ class AtomicFetch(Stmt):
     indices: tuple[Expr, ...]
     value: Expr
     span: Span = _span()
+
+    def effects(self) -> Effects:
+        return loads_in(*self.indices, self.value) | Effects((Access(self.buffer, "update"),))
 
 
 RANK_STMTS = (PeerCopy, SignalOp, Wait, Barrier)
@@ -402,6 +557,9 @@ class Kernel(Stmt):
     threads: int
     body: Stmt
     span: Span = _span()
+
+    def effects(self) -> Effects:
+        return loads_in(*self.grid) | self.body.effects().maybe()
 
 
 @dataclass(frozen=True)
@@ -428,4 +586,4 @@ class Module(Node):
         raise KeyError(name)
 
 
-__all__ = ["Span", "Node", "Expr", "Const", "Var", "Binary", "Unary", "Call", "Cast", "Select", "Buffer", "Load", "Stmt", "Seq", "Let", "Alloc", "Store", "Atomic", "For", "If", "Region", "Copy", "Gemm", "Fill", "Reduce", "TileAtomic", "Prefetch", "Kernel", "PrimFunc", "Module", "NO_SPAN", "PeerCopy", "SignalOp", "Wait", "Barrier", "AtomicFetch", "RANK_STMTS", "RANK_QUERIES", "SIGNAL_OPS", "WAIT_CMPS", "BINARY_OPS", "COMPARISONS", "INTRINSICS", "SCOPES", "ATOMIC_OPS", "LOOP_KINDS", "REDUCE_KINDS"]
+__all__ = ["Span", "Node", "Expr", "Const", "Var", "Binary", "Unary", "Call", "Cast", "Select", "Buffer", "Load", "Stmt", "Seq", "Let", "Alloc", "Store", "Atomic", "For", "If", "Region", "Copy", "Gemm", "Fill", "Reduce", "TileAtomic", "Prefetch", "Kernel", "PrimFunc", "Module", "Access", "Effects", "loads_in", "ACCESS_MODES", "NO_SPAN", "PeerCopy", "SignalOp", "Wait", "Barrier", "AtomicFetch", "RANK_STMTS", "RANK_QUERIES", "SIGNAL_OPS", "WAIT_CMPS", "BINARY_OPS", "COMPARISONS", "INTRINSICS", "SCOPES", "ATOMIC_OPS", "LOOP_KINDS", "REDUCE_KINDS"]

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..ir import (Node, Var, Load, Seq, Let, Alloc, Store, For, If, Unary, Module, Copy, Gemm,
-                  Fill, Reduce, TileAtomic, Region, Buffer, children, rewrite)
+from ..ir import (Node, Var, Load, Seq, Let, Alloc, Store, For, If, Kernel, Unary, Module,
+                  Stmt, children, rewrite, walk)
 from ..ir.canon import canonicalize
 
 EMPTY = Seq(())
@@ -27,7 +27,7 @@ def dce(module: Module) -> Module:
 
 def _sweep(module: Module) -> Module:
     used_vars = _used_vars(module)
-    read = _read_buffers(module)
+    read = _needed_buffers(module)
 
     def visit(node: Node):
         if isinstance(node, Let) and node.var.name not in used_vars:
@@ -78,19 +78,18 @@ def _used_vars(node: Node) -> set[str]:
     return used
 
 
-def _read_buffers(node: Node) -> set[str]:
-    """Names of buffers that something reads (tile ops count as reading all operands)."""
-    read = set()
-    stack = [node]
-    while stack:
-        n = stack.pop()
+def _needed_buffers(node: Node) -> set[str]:
+    """Names of buffers something reads (loads, and the reads in a statement's effects),
+    or that a statement this pass never removes writes: only plain stores into a buffer
+    nothing reads are dead, a tile op (or any other statement) keeps its buffers."""
+    needed = set()
+    for n in walk(node):
         if isinstance(n, Load):
-            read.add(n.buffer.name)
-        elif isinstance(n, (Copy, Gemm, Fill, Reduce, TileAtomic)):
-            for c in children(n):
-                if isinstance(c, Region):
-                    read.add(c.buffer.name)
-                elif isinstance(c, Buffer):
-                    read.add(c.name)
-        stack.extend(children(n))
-    return read
+            needed.add(n.buffer.name)
+        elif isinstance(n, Stmt) and not isinstance(n, _SWEPT):
+            needed |= n.effects().names()
+    return needed
+
+
+# statements the sweep removes itself (Let, Alloc, Store) or whose children it walks
+_SWEPT = (Seq, For, If, Kernel, Let, Alloc, Store)

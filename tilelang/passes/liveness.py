@@ -18,9 +18,10 @@ Loops then widen intervals, because a loop runs its body more than once:
   (`rings`), it takes s copies.
 
 These rules are applied to a fixed point (widening for an inner loop can make a buffer
-reach outside an outer one). The analysis reads tile ops (Copy, Gemm, ...) as well as the
-lowered loops of stores; a statement it does not know is taken as reading every buffer it
-mentions and defining none, which is always safe.
+reach outside an outer one). What a statement reads and writes is its `effects()` (tile
+ops and lowered loops of stores alike; a statement that does not say reads and writes
+every buffer it mentions, which is always safe); which buffers are stage buffers is
+`ir/pipelining.py`'s rule, the one tcsim's code generator follows too.
 """
 from __future__ import annotations
 
@@ -28,8 +29,9 @@ from dataclasses import dataclass
 from math import prod
 
 from .. import dtypes
-from ..ir.nodes import (Alloc, Atomic, Buffer, Const, Copy, Fill, For, Gemm, If, Kernel, Let,
-                        Load, Reduce, Region, Seq, Store, TileAtomic, Var)
+from ..ir.nodes import (Alloc, Buffer, Const, For, If, Kernel, Let, Load, Seq, Stmt, Store,
+                        Var)
+from ..ir.pipelining import stage_producers
 from ..ir.visitor import walk
 
 PLANNED_SCOPES = ("shared", "fragment", "local")   # scalars (`var`) stay in registers
@@ -111,22 +113,9 @@ def _stage_buffers(loop: For, lin: "_Linear", start: int, end: int) -> frozenset
     """The stage buffers of a pipelined loop with more than one stage (docstring)."""
     if loop.kind != "pipelined" or int(loop.annotation("num_stages", 1) or 1) < 2:
         return frozenset()
-    body = loop.body.stmts if isinstance(loop.body, Seq) else (loop.body,)
-    found = set()
-    for i, s in enumerate(body):
-        written = _written(s)
-        if len(written) != 1:
-            continue
-        (name,) = written
-        if name not in lin.allocs or any(name in _mentioned(x) for x in body[:i]) \
-                or any(name in _written(x) for x in body[i + 1:]):
-            continue
-        if any(p < start or p > end for p in lin.uses.get(name, [])):
-            continue
-        reads = _read_buffers(s)
-        if reads and all(b.scope == "global" for b in reads):
-            found.add(name)
-    return frozenset(found)
+    outside = {name for name, points in lin.uses.items()
+               if any(p < start or p > end for p in points)}
+    return frozenset(stage_producers(loop.body, lambda name: name in lin.allocs, outside))
 
 
 # ----------------------------------------------------------------------------- program points
@@ -211,15 +200,8 @@ class _Flow:
                 self.kills(s.then_body) & self.kills(s.else_body)
         if isinstance(s, For):
             return self._loop(s)
-        if isinstance(s, Let):
-            return _loads(s.value), frozenset()
-        if isinstance(s, Alloc):
-            init = frozenset() if s.init is None else frozenset({s.buffer.name})
-            return _loads(s.init), init
-        if isinstance(s, Store):
-            whole = frozenset({s.buffer.name}) if _elements(s.buffer) == 1 else frozenset()
-            return _loads(s.value) | _loads(*s.indices), whole
-        return _tile_facts(s)
+        effects = s.effects()
+        return effects.reads(), effects.overwrites()
 
     def _loop(self, s: For) -> tuple[frozenset, frozenset]:
         """A loop may run zero times, so it kills nothing, except a *covering nest*:
@@ -269,87 +251,25 @@ def _covers(st: Store, chain: dict) -> bool:
 
 
 def _reads_elsewhere(s, name: str, indices) -> bool:
-    """Does `s` read buffer `name` other than at exactly `indices`, or update it
-    atomically?"""
+    """Does `s` read buffer `name` other than at exactly `indices`, or touch it by anything
+    but loads and stores (a tile op, an atomic)?"""
     for n in walk(s):
         if isinstance(n, Load) and n.buffer.name == name and n.indices != indices:
             return True
-        if isinstance(n, (Atomic, Copy, Gemm, Reduce, TileAtomic)) and name in _mentioned(n):
+        if isinstance(n, Stmt) and not isinstance(n, _PLAIN) and name in n.effects().names():
             return True
     return False
 
 
-def _tile_facts(s) -> tuple[frozenset, frozenset]:
-    """Tile ops read their sources (and an accumulated destination); a destination
-    region covering the whole buffer is killed. Anything else: reads all it mentions."""
-    if isinstance(s, Copy):
-        return _region_reads(s.src) | _loads(*s.dst.starts), _whole(s.dst)
-    if isinstance(s, Fill):
-        return _loads(s.value, *s.dst.starts), _whole(s.dst)
-    if isinstance(s, Gemm):
-        ex = _region_reads(s.a) | _region_reads(s.b) | _loads(*s.c.starts)
-        if s.clear_accum:
-            return ex, _whole(s.c)
-        return ex | {s.c.buffer.name}, frozenset()
-    if isinstance(s, Reduce):
-        ex = frozenset({s.src.name}) | (frozenset() if s.clear else {s.dst.name})
-        return ex, frozenset({s.dst.name}) if s.clear else frozenset()
-    return _mentioned(s), frozenset()
-
-
-def _region_reads(r: Region) -> frozenset:
-    return frozenset({r.buffer.name}) | _loads(*r.starts)
-
-
-def _whole(r: Region) -> frozenset:
-    full = all(_is_zero(st) for st in r.starts) and all(
-        isinstance(d, Const) and int(d.value) == e for d, e in zip(r.buffer.shape, r.extents))
-    return frozenset({r.buffer.name}) if full else frozenset()
+# statements whose accesses are their loads and stores, which `_reads_elsewhere` sees
+# one by one, or whose children it walks
+_PLAIN = (Seq, For, If, Kernel, Let, Alloc, Store)
 
 
 def _is_zero(e) -> bool:
     return isinstance(e, Const) and e.value == 0
 
 
-def _elements(buf: Buffer) -> int | None:
-    if not all(isinstance(d, Const) for d in buf.shape):
-        return None
-    return prod(int(d.value) for d in buf.shape)
-
-
 def _loads(*nodes) -> frozenset:
     return frozenset(n.buffer.name for node in nodes if node is not None
                      for n in walk(node) if isinstance(n, Load))
-
-
-def _mentioned(node) -> frozenset:
-    return frozenset(n.name for n in walk(node) if isinstance(n, Buffer))
-
-
-def _written(s) -> frozenset:
-    out = set()
-    for n in walk(s):
-        if isinstance(n, (Store, Atomic)):
-            out.add(n.buffer.name)
-        elif isinstance(n, (Copy, Fill)):
-            out.add(n.dst.buffer.name)
-        elif isinstance(n, Gemm):
-            out.add(n.c.buffer.name)
-        elif isinstance(n, Reduce):
-            out.add(n.dst.name)
-        elif isinstance(n, TileAtomic):
-            out.add(n.dst.buffer.name)
-    return frozenset(out)
-
-
-def _read_buffers(s) -> list[Buffer]:
-    """The buffers `s` reads (loads, tile-op sources)."""
-    out = [n.buffer for n in walk(s) if isinstance(n, Load)]
-    for n in walk(s):
-        if isinstance(n, Copy):
-            out.append(n.src.buffer)
-        elif isinstance(n, Gemm):
-            out += [n.a.buffer, n.b.buffer]
-        elif isinstance(n, Reduce):
-            out.append(n.src)
-    return out

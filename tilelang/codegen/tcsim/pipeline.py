@@ -1,10 +1,12 @@
 """`T.Pipelined(n, num_stages=s)`: an s-stage ring of on-chip buffers, loads issued s-1
 iterations ahead.
 
-The loop's *producers* are the T.copy statements from global memory into an on-chip
-buffer B that nothing else in the loop writes, that no statement reads before the copy,
-and that is not used outside the loop. Each such B becomes a ring of s stages; iteration
-k uses stage k % s. The prologue issues the producers of iterations 0 .. s-2; iteration k
+The loop's *producers* are the T.copy statements among the producers of its stage
+buffers (`ir/pipelining.py`, the rule the arena planner follows too: a copy from global
+memory into an on-chip buffer B that nothing else in the loop writes, that no statement
+mentions before the copy, that is not used outside the loop, and whose source the loop
+does not write). Each such B becomes a ring of s stages; iteration k uses stage k % s.
+The prologue issues the producers of iterations 0 .. s-2; iteration k
 issues the producers of iteration k + s - 1 (when it exists), then runs the rest of the
 body. Synchronisation is the emitter's protocol, except that readers of B wait for the
 load of *their* iteration, not the latest one: a chain of s registers holds the DMA
@@ -14,64 +16,30 @@ Overwriting stage k % s waits for the last reads of B, which are those of iterat
 """
 from __future__ import annotations
 
-from ...ir.nodes import Const, Copy, For, Let, Seq, Var
+from ...ir.nodes import Alloc, Const, Copy, For, If, Let, Load, Seq, Stmt, Var
+from ...ir.pipelining import stage_producers
 from ...ir.visitor import substitute, walk
 from ...targets.tcsim.isa import Imm, Reg
 
 
-def _buffers_in(node) -> set[str]:
-    from ...ir.nodes import Buffer
-    return {n.name for n in walk(node) if isinstance(n, Buffer)}
-
-
 def _producers(st, loop: For, stmts) -> list[int]:
-    """Indices (in stmts) of the producer copies of the loop body."""
-    outside = _outside_uses(st, loop)
-    found = []
-    for i, s in enumerate(stmts):
-        if not (isinstance(s, Copy) and s.src.buffer.name not in st.local
-                and s.dst.buffer.name in st.local):
-            continue
-        b = s.dst.buffer.name
-        before = set().union(*(_buffers_in(x) for x in stmts[:i])) if i else set()
-        later_writers = [x for x in stmts[i + 1:] if _writes(x, b)]
-        if b in before or later_writers or b in outside:
-            continue
-        if any(_writes(x, s.src.buffer.name) for x in stmts):
-            continue                    # the loop writes what it would load ahead
-        found.append(i)
-    return found
-
-
-def _writes(stmt, name: str) -> bool:
-    from ...ir.nodes import Copy as C, Fill, Gemm, Reduce, Store, TileAtomic
-    for n in walk(stmt):
-        if isinstance(n, C) and n.dst.buffer.name == name:
-            return True
-        if isinstance(n, Gemm) and n.c.buffer.name == name:
-            return True
-        if isinstance(n, (Fill,)) and n.dst.buffer.name == name:
-            return True
-        if isinstance(n, Reduce) and n.dst.name == name:
-            return True
-        if isinstance(n, (Store,)) and n.buffer.name == name:
-            return True
-        if isinstance(n, TileAtomic) and n.dst.buffer.name == name:
-            return True
-    return False
+    """Indices (in stmts) of the loop's stage producers (`ir/pipelining.py`) that are
+    copies: the loads the DMA engine can issue ahead."""
+    found = stage_producers(loop.body, lambda name: name in st.local, _outside_uses(st, loop))
+    return sorted(i for i in found.values() if isinstance(stmts[i], Copy))
 
 
 def _outside_uses(st, loop: For) -> set[str]:
-    """Buffers used by statements of the kernel outside `loop` (allocations excluded)."""
-    from ...ir.nodes import Alloc
+    """Buffers the statements of the kernel outside `loop` use (allocations excluded)."""
     inside = {id(n) for n in walk(loop)}
     out = set()
     for n in walk(st.kernel_body):
-        if id(n) in inside or isinstance(n, Alloc):
+        if id(n) in inside:
             continue
-        if isinstance(n, (Copy,)) or type(n).__name__ in ("Gemm", "Fill", "Reduce",
-                                                            "TileAtomic", "Store", "Load"):
-            out |= _buffers_in(n)
+        if isinstance(n, Load):
+            out.add(n.buffer.name)
+        elif isinstance(n, Stmt) and not isinstance(n, (Seq, For, If, Alloc)):
+            out |= n.effects().names()
     return out
 
 
