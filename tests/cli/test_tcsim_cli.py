@@ -163,16 +163,20 @@ def test_run_missing_size_is_user_error(cli, kernel_file):
     assert result.exit_code == 1 and "error[TL0707]" in result.stderr
 
 
-@pytest.mark.parametrize("error", ["RaceError", "DeadlockError", "LaunchError",
+@pytest.mark.parametrize("error", ["RaceError", "DeadlockError", "LaunchValueError",
                                    "ArtifactError"])
 def test_simulator_findings_are_user_errors(cli, kernel_file, monkeypatch, error):
-    """What the simulator finds in a program exits 1 with its TL08xx code."""
+    """What the simulator finds in a program exits 1 with its TL08xx code (a bad
+    argument with the binder's TL06xx)."""
+    from tilelang.diagnostics import ArtifactError
+    from tilelang.runtime.errors import LaunchValueError
+    from tilelang.runtime.tcsim.errors import DeadlockError, RaceError
     from tilelang.runtime.tcsim.kernel import SimKernel
-    from tilelang.runtime.tcsim import errors
-    from tilelang.targets.tcsim import artifact
-    cls = getattr(errors, error, None) or getattr(artifact, error)
-    exc = cls("MMA C_f read A_s while DMA_IN wrote it", waits=["core 0 MMA"]) \
-        if error == "DeadlockError" else cls("MMA C_f read A_s while DMA_IN wrote it")
+    message = "MMA C_f read A_s while DMA_IN wrote it"
+    exc = {"RaceError": lambda: RaceError(message),
+           "DeadlockError": lambda: DeadlockError(message, waits=["core 0 MMA"]),
+           "LaunchValueError": lambda: LaunchValueError(message, "TL0605", "A_s"),
+           "ArtifactError": lambda: ArtifactError(message, "TL0801")}[error]()
 
     def fail(*args, **kwargs):
         raise exc

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from tilelang.runtime.artifact import Library, load
-from tilelang.runtime.errors import ArtifactError
+from tilelang.diagnostics import ArtifactError
 
 from runtime_isolation import BLOCKER
 

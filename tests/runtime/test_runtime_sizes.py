@@ -3,7 +3,7 @@ checked on inputs, evaluated for out_idx outputs and workspaces, names validated
 import numpy as np
 import pytest
 
-from tilelang.runtime.errors import ArtifactError
+from tilelang.diagnostics import ArtifactError
 from tilelang.runtime.sizes import SizeExpr
 
 import runtime_ckernels as ck

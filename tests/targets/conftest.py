@@ -1,7 +1,14 @@
 """Fixtures of the target tests: a private cache directory, `tilec` in-process."""
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from target_kernels import VADD  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -19,24 +26,6 @@ def cli():
     return lambda *args: runner.invoke(main, [str(a) for a in args])
 
 
-VADD = '''\
-import tilelang.language as T
-
-N = T.dynamic("N")
-
-
-@T.prim_func
-def vadd(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32"),
-         C: T.Tensor((N,), "float32")):
-    with T.Kernel(T.ceildiv(N, 64), threads=64) as bx:
-        A_f = T.alloc_fragment((64,), "float32")
-        B_f = T.alloc_fragment((64,), "float32")
-        T.copy(A[bx * 64], A_f)
-        T.copy(B[bx * 64], B_f)
-        for i in T.Parallel(64):
-            A_f[i] = A_f[i] + B_f[i] * (2 - 1)
-        T.copy(A_f, C[bx * 64])
-'''
 
 
 @pytest.fixture

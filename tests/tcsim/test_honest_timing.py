@@ -6,11 +6,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tilelang.runtime.tcsim import run
+from tilelang.runtime.tcsim import run as simulate
 from tilelang.targets.tcsim.config import TINY
-from tilelang.runtime.tcsim.errors import LaunchError
 
 from .progs import program
+
+
+def run(program, *args, **kwargs):
+    """The figures below are the small test machine's."""
+    kwargs.setdefault("config", "tiny")
+    return simulate(program, *args, **kwargs)
 
 LAT = TINY.dma_latency          # 20 on tiny
 C = TINY.scalar_cycles          # 1
@@ -41,8 +46,9 @@ def test_loads_no_one_reads_cost_one_issue_slot_each():
 
 
 def test_a_shape_only_tensor_read_by_value_is_an_error():
-    with pytest.raises(LaunchError, match=r"argument S: the program reads its values"):
+    with pytest.raises(TypeError, match=r"argument 'S': the program reads its values") as e:
         run(_loads("LDG r5, S[0]"), ((4,), "int32"), mode="timing")
+    assert e.value.code == "TL0602" and e.value.argument == "S"      # the binder's
 
 
 def test_shape_only_tensors_the_program_only_streams_are_fine():

@@ -5,7 +5,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from tilelang.targets.tcsim import asm, encoding
-from tilelang.targets.tcsim.artifact import Artifact, ArtifactError, from_bytes, load
+from tilelang.diagnostics import ArtifactError
+from tilelang.targets.tcsim.artifact import Artifact, from_bytes, load
 from tilelang.targets.tcsim.config import (ASCEND_LIKE, CONFIGS, H100_LIKE, H200_LIKE, TINY,
                                            ConfigError, get_config)
 from tilelang.targets.tcsim.isa import (Glob, Imm, Instr, Program, Reg, SemRef, Tile, Wait,

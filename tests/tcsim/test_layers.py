@@ -96,26 +96,26 @@ def test_target_strings():
     assert e.value.code == "TL0805" and "tiny" in str(e.value)
 
 
-@pytest.mark.parametrize("args, words", [
-    ((np.zeros(4, np.float64),), "dtype float64 is not float32"),
-    ((np.zeros((4, 4), np.float32),), "rank 2 is not 1"),
-    ((), "takes 1 arguments"),
-    (([1.0, 2.0],), "expected a numpy array"),
+@pytest.mark.parametrize("args, error, code, words", [
+    ((np.zeros(4, np.float64),), TypeError, "TL0603", "expects float32 (numpy float32), got float64"),
+    ((np.zeros((4, 4), np.float32),), ValueError, "TL0604", "expects a 1-D tensor"),
+    ((), TypeError, "TL0601", "missing argument(s) 'A'"),
+    (([1.0, 2.0],), TypeError, "TL0602", "got list"),
 ])
-def test_bad_launches_are_tl0807(args, words):
-    from tilelang.runtime.tcsim.errors import LaunchError
+def test_bad_launches_are_the_runtimes_tl06xx(args, error, code, words):
+    """The simulator binds with the runtime's binder: same error types and codes."""
     p = program("HALT", params=["A tensor float32 [N]"], symbols=["N r3"])
-    with pytest.raises(LaunchError) as e:
+    with pytest.raises(error) as e:
         run(p, *args)
-    assert words in str(e.value) and e.value.code == "TL0807"
+    assert words in str(e.value) and e.value.code == code and e.value.argument == "A"
 
 
-def test_inconsistent_symbol_is_tl0807():
-    from tilelang.runtime.tcsim.errors import LaunchError
+def test_inconsistent_symbol_is_tl0606():
     p = program("HALT", params=["A tensor float32 [N]", "B tensor float32 [N]"],
                 symbols=["N r3"])
-    with pytest.raises(LaunchError, match="N is 4 from an earlier argument"):
+    with pytest.raises(ValueError, match="N is 4 from A.shape.0. but 5") as e:
         run(p, np.zeros(4, np.float32), np.zeros(5, np.float32))
+    assert e.value.code == "TL0606"
 
 
 def test_run_uses_the_artifacts_config_unless_told():

@@ -275,7 +275,8 @@ def test_sub_box_operands():
 
 
 def test_sub_box_out_of_range_is_rejected():
-    from tilelang.targets.tcsim.artifact import ArtifactError, check_fits
+    from tilelang.diagnostics import ArtifactError
+    from tilelang.targets.tcsim.artifact import check_fits
     from tilelang.targets.tcsim.config import TINY
     p = _tile_program("ACC.ZERO C<0:4,12:20>\nHALT", ["C RF float32 [16, 16]"], [])
     with pytest.raises(ArtifactError, match="outside its shape"):

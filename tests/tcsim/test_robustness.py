@@ -7,8 +7,10 @@ import numpy as np
 from hypothesis import given, settings, strategies as st
 
 from tilelang.targets.tcsim import asm, encoding
-from tilelang.targets.tcsim.artifact import ArtifactError, check_fits
+from tilelang.diagnostics import ArtifactError
+from tilelang.targets.tcsim.artifact import check_fits
 from tilelang.targets.tcsim.config import TINY
+from tilelang.runtime.errors import LaunchTypeError, LaunchValueError
 from tilelang.runtime.tcsim.errors import LaunchError, SimError
 from tilelang.runtime.tcsim.sim import run
 
@@ -87,8 +89,8 @@ def test_mutated_assembly_is_an_error_or_a_program_that_runs_or_fails_cleanly(te
     b = np.ones((64, 16), np.float32)
     c = np.zeros((16, 16), np.float32)
     try:
-        run(p, a, b, c, max_events=200_000)
-    except (SimError, LaunchError):
+        run(p, a, b, c, config="tiny", max_events=200_000)
+    except (SimError, LaunchError, LaunchTypeError, LaunchValueError, ArtifactError):
         pass
 
 

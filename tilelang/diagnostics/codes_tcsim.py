@@ -38,6 +38,9 @@ plain loop variables inside T.Parallel (e.g. X[i + 1, j]), partial regions of on
 buffers, indirect (data-dependent) global indices, and scalar atomics. Rewrite the kernel
 with whole-tile operations, or use the cpu target.""")
 
-BAD_LAUNCH = register("TL0807", "bad tcsim launch arguments", """
-The arrays passed to a tcsim program do not match its signature (count, dtype, rank,
-or a symbolic size bound inconsistently).""")
+BAD_LAUNCH = register("TL0807", "a launch the tcsim machine cannot run", """
+The program asks for a launch the machine cannot make: a grid that is not a whole number
+of thread-block clusters, or a cluster of more blocks than the machine has cores. Pick a
+cluster that divides the grid (or sizes that make the grid a multiple of it), or a bigger
+machine config. (Arguments that do not match the kernel's signature are the runtime's
+TL06xx errors, as on every target.)""")

@@ -77,6 +77,18 @@ class InternalError(Exception):
         super().__init__(text)
 
 
+class ArtifactError(ValueError):
+    """A compiled artifact that cannot be loaded or run: a library without a manifest or
+    with a malformed one, a missing symbol (TL0612, the default), a tcsim program that is
+    malformed (TL0802) or does not fit its machine (TL0801). One type for every target;
+    `.code` says which."""
+
+    def __init__(self, message: str, code: str | None = None):
+        from .codes_runtime import BAD_ARTIFACT
+        super().__init__(message)
+        self.code = code or BAD_ARTIFACT
+
+
 class SourceMap:
     """File name -> source text, for quoting lines in diagnostics. Files not registered
     are read from disk on demand."""

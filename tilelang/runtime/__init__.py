@@ -7,12 +7,13 @@ AOT library runs in a process that has none of it. Names load on first use.
 __all__ = ["load", "Library", "Kernel", "Cache", "ArtifactError", "LaunchTypeError",
            "LaunchValueError"]
 
-_HOME = {"load": "artifact", "Library": "artifact", "Kernel": "artifact", "Cache": "cache",
-         "ArtifactError": "errors", "LaunchTypeError": "errors", "LaunchValueError": "errors"}
+_HOME = {"load": ".artifact", "Library": ".artifact", "Kernel": ".artifact",
+         "Cache": ".cache", "ArtifactError": "..diagnostics", "LaunchTypeError": ".errors",
+         "LaunchValueError": ".errors"}
 
 
 def __getattr__(name):
     if name in _HOME:
         import importlib
-        return getattr(importlib.import_module(f"{__name__}.{_HOME[name]}"), name)
+        return getattr(importlib.import_module(_HOME[name], __name__), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

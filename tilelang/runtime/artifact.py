@@ -11,7 +11,7 @@ import ctypes
 import os
 
 from .binding import BindingPlan, normalize_out_idx, slots_type
-from .errors import ArtifactError
+from ..diagnostics import ArtifactError
 from .kernel_map import KernelMap
 from .launch import check_num_threads, launch
 from .manifest import KernelSpec, parse

@@ -1,6 +1,10 @@
 """Argument binding: check call arguments against a kernel's manifest and pack the ABI
 `int64` args array (docs/interfaces.md: params, then symbols, then workspaces).
 
+The one binder of every target: the CPU runtime launches from the packed slots, the tcsim
+simulator from the same checked arguments by name (`bind_named`). Each mistake is one
+`LaunchTypeError` / `LaunchValueError` with one TL06xx code, whichever target runs.
+
 All the work that does not depend on the argument values (dtype objects, which dim binds
 which symbol, slot numbers, error texts' ingredients) happens once per (kernel, out_idx) in
 `BindingPlan.__init__`; `BindingPlan.bind` is the per-call hot path and stays flat.
@@ -9,11 +13,14 @@ from __future__ import annotations
 
 import ctypes
 import numbers
+from dataclasses import dataclass
+from types import SimpleNamespace
 
 import numpy as np
 
 from .. import dtypes
-from .errors import ArtifactError, LaunchTypeError, LaunchValueError, codes
+from ..diagnostics import ArtifactError
+from .errors import LaunchTypeError, LaunchValueError, codes
 from .manifest import KernelSpec, ParamSpec
 from .scalars import scalar_step
 from .sizes import SizeExpr, show_env
@@ -97,6 +104,7 @@ class BindingPlan:
         self.out_idx = normalize_out_idx(spec, out_idx)
         outs = set(self.out_idx)
         inputs = [(i, p) for i, p in enumerate(spec.params) if i not in outs]
+        self._inputs = tuple(inputs)
         self.names = tuple(p.name for _, p in inputs)
         self._pos = {name: k for k, name in enumerate(self.names)}
         self._outputs = {spec.params[i].name for i in self.out_idx}
@@ -207,6 +215,24 @@ class BindingPlan:
             outs.append(buf)
         return slots, keep, outs[0] if self._single else tuple(outs)
 
+    def bind_named(self, args: tuple, kwargs: dict | None = None) -> "Bound":
+        """`bind`, for a launcher that works with names rather than the ABI's slots (the
+        tcsim simulator): the tensors (inputs, workspaces, out_idx outputs) and the values
+        of the symbols and scalar parameters, by name."""
+        slots, keep, result = self.bind(args, kwargs)
+        given = self._merge_kwargs(args, kwargs) if kwargs else list(args)
+        tensors = dict(zip((p.name for p in self._tensors), keep[0]))
+        tensors.update((name, buf) for (_, _, _, name), buf in zip(self._workspaces, keep[1:]))
+        outs = () if result is None else (result,) if self._single else result
+        tensors.update((name, buf) for (_, _, _, name), buf in zip(self._allocs, outs))
+        k = self._sym_slot0
+        values = {s: slots[k + i] for i, s in enumerate(self.spec.symbols)}
+        for p, v in zip((p for _, p in self._inputs), given):
+            if not p.is_tensor:
+                v = v.item() if isinstance(v, np.ndarray) else v
+                values[p.name] = float(v) if dtypes.is_float(p.dtype) else int(v)
+        return Bound(tensors, values, result)
+
     def _env(self, slots, syms: list, arrays: list) -> dict:
         """Names size expressions read (symbols, integer scalars, lets); checks the
         input dims given by expressions on the way."""
@@ -281,6 +307,31 @@ class BindingPlan:
 
 
 _MISSING = object()
+
+
+@dataclass
+class Bound:
+    """Checked arguments by name (`BindingPlan.bind_named`)."""
+    tensors: dict           # name -> array (or ShapeOnly): inputs, workspaces, outputs
+    values: dict            # name -> int / float: symbolic sizes and scalar parameters
+    result: object          # None, the one out_idx output, or a tuple of them
+
+
+class ShapeOnly:
+    """A tensor argument known only by its shape and dtype, for a launcher that needs no
+    data (a timing-only simulation of a shape too large to allocate). The binder checks it
+    as it checks an array; it occupies no memory, so it aliases nothing."""
+    __slots__ = ("shape", "dtype")
+    nbytes = 0
+    flags = SimpleNamespace(c_contiguous=True, aligned=True, writeable=True)
+    ctypes = SimpleNamespace(data=0)
+
+    def __init__(self, shape, dtype):
+        self.shape = tuple(int(s) for s in shape)
+        self.dtype = np.dtype(dtype)
+
+    def __repr__(self) -> str:
+        return f"ShapeOnly({self.shape}, {self.dtype})"
 
 
 _MAX_PAIRS = 6      # beyond this many pairs, a sort-and-sweep is cheaper than all pairs
@@ -423,7 +474,7 @@ def _tensor_step(p: ParamSpec, slot: int, sym_index: dict, binders: dict, deferr
 
 def to_array(a, p: ParamSpec):
     """A numpy view of an array-like argument, without copying."""
-    if isinstance(a, _ndarray):
+    if isinstance(a, (_ndarray, ShapeOnly)):
         return a
     try:
         if hasattr(a, "__dlpack__"):

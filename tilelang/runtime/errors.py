@@ -1,6 +1,7 @@
 """Exceptions raised at launch: ordinary `TypeError` / `ValueError` that also carry a
 diagnostic code (TL06xx), so callers may catch the builtin types while the CLI can point
-at `tilec explain`."""
+at `tilec explain`. An artifact that cannot be loaded raises `ArtifactError`
+(`tilelang.diagnostics`), the one such error type of every target."""
 from __future__ import annotations
 
 from ..diagnostics import codes_runtime as codes
@@ -20,12 +21,4 @@ class LaunchValueError(ValueError):
         self.argument = argument
 
 
-class ArtifactError(ValueError):
-    """A library that cannot be loaded or run (no manifest, bad format, missing symbol)."""
-
-    def __init__(self, message: str):
-        super().__init__(message)
-        self.code = codes.BAD_ARTIFACT
-
-
-__all__ = ["LaunchTypeError", "LaunchValueError", "ArtifactError", "codes"]
+__all__ = ["LaunchTypeError", "LaunchValueError", "codes"]

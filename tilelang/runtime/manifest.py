@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass
 
 from .. import dtypes
-from .errors import ArtifactError
+from ..diagnostics import ArtifactError
 from .sizes import SizeExpr
 
 FORMAT = 1                   # the manifest format this runtime reads
@@ -101,7 +101,7 @@ def parse(text, where: str) -> dict:
     kernels = manifest.get("kernels")
     if not isinstance(kernels, list):
         raise ArtifactError(f"{where}: the manifest has no 'kernels' list")
-    specs = [_kernel(k, where) for k in kernels]
+    specs = [kernel_spec(k, where) for k in kernels]
     names = [s.name for s in specs]
     dup = {n for n in names if names.count(n) > 1}
     if dup:
@@ -109,7 +109,8 @@ def parse(text, where: str) -> dict:
     return {**manifest, "specs": specs}
 
 
-def _kernel(entry, where: str) -> KernelSpec:
+def kernel_spec(entry, where: str) -> KernelSpec:
+    """One manifest kernel entry (a dict) as a validated KernelSpec."""
     if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
         raise ArtifactError(f"{where}: a manifest kernel entry has no name")
     name = entry["name"]

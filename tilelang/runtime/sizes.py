@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import operator
 
-from .errors import ArtifactError
+from ..diagnostics import ArtifactError
 
 _BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
            ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod}

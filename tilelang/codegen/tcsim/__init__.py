@@ -9,11 +9,11 @@ by stmts.py / vec.py / pipeline.py with the synchronisation of emit.py.
 """
 from __future__ import annotations
 
-from ...diagnostics import Diagnostic, TileLangError
+from ...diagnostics import ArtifactError, Diagnostic, TileLangError
 from ...diagnostics.codes_tcsim import DOES_NOT_FIT, UNKNOWN_CONFIG
 from ...ir.nodes import Alloc, Buffer, Const, Gemm, Kernel, Seq, Var
 from ...ir.visitor import walk
-from ...targets.tcsim.artifact import Artifact, ArtifactError, check_fits
+from ...targets.tcsim.artifact import Artifact, check_fits
 from ...targets.tcsim.config import DEFAULT_CONFIG, ConfigError, get_config
 from ...targets.tcsim.isa import Param, Program, Reg
 from .cluster import ClusterVarying

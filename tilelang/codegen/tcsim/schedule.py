@@ -26,7 +26,6 @@ from dataclasses import replace
 from ...ir.nodes import Alloc, Buffer, Const, For, If, Let, Seq
 from ...ir.visitor import rewrite, substitute, walk
 from ...targets.tcsim.isa import Imm, Reg
-from .pipeline import _writes
 from .scalar import unsupported
 
 
@@ -111,7 +110,7 @@ def _producer_stages(st, groups, stages):
     for g, s in enumerate(stages):
         if s != -1:
             continue
-        written = {n for n in st.local if any(_writes(x, n) for x in groups[g])}
+        written = {n for n in st.local if any(n in x.effects().writes() for x in groups[g])}
         readers = [stages[k] for k in range(len(groups)) if k != g and stages[k] >= 0
                    and _uses(groups[k], written)]
         out[g] = (min(readers) if readers else 0) - 1
@@ -123,7 +122,8 @@ def _copies(st, loop, groups, stages) -> dict[str, int]:
     out = {}
     outside = _used_outside(st, loop)
     for name in list(st.local):
-        writers = [k for k, g in enumerate(groups) if any(_writes(x, name) for x in g)]
+        writers = [k for k, g in enumerate(groups)
+                   if any(name in x.effects().writes() for x in g)]
         if not writers:
             continue
         w = {stages[k] for k in writers}

@@ -1,4 +1,5 @@
-"""Errors the simulator raises; each carries its TL08xx diagnostic code."""
+"""Errors the simulator raises; each carries its TL08xx diagnostic code. (Bad launch
+arguments are the runtime binder's TL06xx errors, as on every target.)"""
 from __future__ import annotations
 
 from ...diagnostics.codes_tcsim import BAD_LAUNCH, DEADLOCK, RACE
@@ -29,4 +30,6 @@ class DeadlockError(SimError):
 
 
 class LaunchError(ValueError):
+    """A launch the machine cannot run as the program asks (a grid that is not whole
+    clusters, a cluster larger than the machine)."""
     code = BAD_LAUNCH

@@ -1,5 +1,6 @@
-"""Binding launch arguments to a program's signature: tensors by position (or keyword),
-symbolic sizes from their shapes, the grid from the symbols.
+"""Binding launch arguments to a program's signature, with the runtime's one binder
+(`runtime/binding.py`: the same checks, error types and TL06xx codes as a CPU kernel's),
+then the grid from the bound symbols.
 
 In timing mode an argument may be a `(shape, dtype)` pair instead of an array: an
 8192^3 GEMM is simulated without allocating its 400 MB of operands. Not so a tensor whose
@@ -8,33 +9,28 @@ values decide addresses and trip counts, so it must be an array in both modes.
 """
 from __future__ import annotations
 
-import numpy as np
-
-from ...dtypes import from_numpy, numpy_dtype
-from .errors import LaunchError
+from ...dtypes import numpy_dtype
+from ..binding import BindingPlan, ShapeOnly
+from ..errors import LaunchTypeError, codes
+from ..manifest import kernel_spec
 from .grid import evaluate
 
 
-class Shaped:
-    """A stand-in for a tensor in timing-only mode: shape and dtype, no data."""
-    __slots__ = ("shape", "dtype")
+def signature(program):
+    """The program's signature as the binder's KernelSpec (a manifest entry's record). A
+    tensor no DMA.ST writes is read-only: it may be a read-only array and alias others."""
+    written = {i.args[0].tensor for i in program.code if i.op == "DMA.ST"}
 
-    def __init__(self, shape, dtype):
-        self.shape = tuple(int(s) for s in shape)
-        self.dtype = np.dtype(dtype)
-
-
-def _as_tensor(p, value, functional: bool):
-    if isinstance(value, tuple) and len(value) == 2 and not functional:
-        shape, dtype = value
-        dt = numpy_dtype(dtype) if isinstance(dtype, str) else np.dtype(dtype)
-        return Shaped(shape, dt)
-    if not isinstance(value, np.ndarray):
-        raise LaunchError(f"argument {p.name}: expected a numpy array, got "
-                          f"{type(value).__name__}")
-    if functional and not value.flags.c_contiguous:
-        raise LaunchError(f"argument {p.name}: must be C-contiguous")
-    return value        # timing mode keeps real arrays: scalar loads (LDG) read them
+    def entry(p):
+        access = "readwrite" if p.name in written else "read"
+        return {"name": p.name, "kind": p.kind, "dtype": p.dtype, "shape": list(p.shape),
+                "access": access}
+    return kernel_spec({
+        "name": program.name,
+        "params": [entry(p) for p in program.params if p.kind != "workspace"],
+        "symbols": [name for name, _ in program.symbols],
+        "workspaces": [entry(p) for p in program.params if p.kind == "workspace"],
+        "grid": list(program.grid)}, f"tcsim program {program.name!r}")
 
 
 def value_params(program) -> set[str]:
@@ -47,55 +43,31 @@ def value_params(program) -> set[str]:
 
 def bind(program, args, kwargs, functional: bool):
     """(tensors by name, environment of symbol / scalar values and `__grid__`)."""
-    inputs = [p for p in program.params if p.kind != "workspace"]
-    if len(args) + len(kwargs) != len(inputs):
-        raise LaunchError(f"{program.name} takes {len(inputs)} arguments "
-                          f"({', '.join(p.name for p in inputs)}), got "
-                          f"{len(args) + len(kwargs)}")
-    values = dict(zip((p.name for p in inputs), args))
-    for k, v in kwargs.items():
-        if k in values or k not in {p.name for p in inputs}:
-            raise LaunchError(f"{program.name}: bad keyword argument {k}")
-        values[k] = v
-    tensors, env = {}, {}
-    by_value = set() if functional else value_params(program)
-    for p in inputs:
-        v = values[p.name]
-        if p.kind == "scalar":
-            env[p.name] = float(v) if p.dtype.startswith(("float", "bfloat")) else int(v)
-            continue
-        t = _as_tensor(p, v, functional)
-        if isinstance(t, Shaped) and p.name in by_value:
-            raise LaunchError(
-                f"argument {p.name}: the program reads its values (LDG: loop bounds, "
-                f"scales or indices), so a timing-only run needs the array, not only "
-                f"(shape, dtype); pass the real {p.name} (or representative values)")
-        _check_tensor(p, t, env)
-        tensors[p.name] = t
-    for p in program.params:
-        if p.kind == "workspace":
-            shape = tuple(s if isinstance(s, int) else env[s] for s in p.shape)
-            dt = numpy_dtype(p.dtype)
-            tensors[p.name] = np.zeros(shape, dt) if functional else Shaped(shape, dt)
-    for name, _ in program.symbols:
-        if name not in env:
-            raise LaunchError(f"{program.name}: symbolic size {name} is not bound by any "
-                              f"argument's shape")
+    plan = BindingPlan(signature(program))
+    if not functional:
+        by_value = value_params(program)
+        names = plan.names
+        args = tuple(_shape_only(a, n, by_value) for a, n in zip(args, names)) + \
+            tuple(args[len(names):])
+        kwargs = {k: _shape_only(v, k, by_value) for k, v in kwargs.items()}
+    bound = plan.bind_named(tuple(args), kwargs)
+    env = dict(bound.values)
     env["__grid__"] = [evaluate(g, env) for g in program.grid] + [1] * (3 - len(program.grid))
     if min(env["__grid__"]) <= 0:
         env["__grid__"] = [0, 0, 0]
-    return tensors, env
+    return bound.tensors, env
 
 
-def _check_tensor(p, t, env) -> None:
-    if from_numpy(t.dtype) != p.dtype:
-        raise LaunchError(f"argument {p.name}: dtype {t.dtype} is not {p.dtype}")
-    if len(t.shape) != len(p.shape):
-        raise LaunchError(f"argument {p.name}: rank {len(t.shape)} is not {len(p.shape)}")
-    for dim, (want, got) in enumerate(zip(p.shape, t.shape)):
-        if isinstance(want, int):
-            if want != got:
-                raise LaunchError(f"argument {p.name}: dim {dim} is {got}, not {want}")
-        elif env.setdefault(want, got) != got:
-            raise LaunchError(f"argument {p.name}: dim {dim} is {got} but {want} is "
-                              f"{env[want]} from an earlier argument")
+def _shape_only(value, name: str, by_value: set):
+    """A `(shape, dtype)` pair as a ShapeOnly stand-in (refused for a tensor whose values
+    the program reads); anything else as it is."""
+    if not (isinstance(value, tuple) and len(value) == 2
+            and isinstance(value[0], (tuple, list))):
+        return value
+    if name in by_value:
+        raise LaunchTypeError(
+            f"argument {name!r}: the program reads its values (LDG: loop bounds, scales or "
+            f"indices), so a timing-only run needs the array, not only (shape, dtype); pass "
+            f"the real {name} (or representative values)", codes.ARG_NOT_TENSOR, name)
+    shape, dtype = value
+    return ShapeOnly(shape, numpy_dtype(dtype) if isinstance(dtype, str) else dtype)

@@ -11,6 +11,8 @@ import json
 import struct
 from dataclasses import dataclass
 
+from ...diagnostics import ArtifactError
+from ...diagnostics.codes_tcsim import BAD_PROGRAM, DOES_NOT_FIT
 from .config import MachineConfig, get_config
 from .encoding import decode, encode
 from .isa import Program
@@ -18,15 +20,6 @@ from .validate import declaration_problems, validate
 
 MAGIC = b"TCSIMART"
 FORMAT = 2
-
-
-class ArtifactError(ValueError):
-    """Not a tcsim artifact (code TL0802), or one that does not fit the target machine
-    (TL0801)."""
-
-    def __init__(self, message: str, code: str = "TL0801"):
-        self.code = code
-        super().__init__(message)
 
 
 @dataclass(frozen=True)
@@ -55,16 +48,16 @@ class Artifact:
 def from_bytes(data: bytes, config: MachineConfig | str | None = None) -> Artifact:
     """Parse an artifact and check it against `config` (default: the config it names)."""
     if not data.startswith(MAGIC) or len(data) < len(MAGIC) + 4:
-        raise ArtifactError("not a tcsim artifact (bad magic)", "TL0802")
+        raise ArtifactError("not a tcsim artifact (bad magic)", BAD_PROGRAM)
     (n,) = struct.unpack_from("<I", data, len(MAGIC))
     start = len(MAGIC) + 4
     try:
         head = json.loads(data[start:start + n].decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError):
-        raise ArtifactError("corrupt tcsim artifact header", "TL0802") from None
+        raise ArtifactError("corrupt tcsim artifact header", BAD_PROGRAM) from None
     if head.get("format") != FORMAT:
         raise ArtifactError(f"tcsim artifact format {head.get('format')} is not {FORMAT}",
-                            "TL0802")
+                            BAD_PROGRAM)
     program = decode(data[start + n:])
     cfg = get_config(config if config is not None else head["config"])
     check_fits(program, cfg)
@@ -81,7 +74,7 @@ def check_fits(program: Program, cfg: MachineConfig) -> None:
     level where the machine cannot (e.g. an MMA operand outside the MMA's buffers)."""
     bad = declaration_problems(program)
     if bad:
-        raise ArtifactError(f"{program.name}: " + "; ".join(bad), "TL0802")
+        raise ArtifactError(f"{program.name}: " + "; ".join(bad), BAD_PROGRAM)
     use = program.resources()
     for level, need in use.items():
         if level in ("semaphores", "registers"):
@@ -90,10 +83,11 @@ def check_fits(program: Program, cfg: MachineConfig) -> None:
             have = cfg.level_bytes(level)
         except Exception:
             raise ArtifactError(f"{program.name}: memory level {level} does not exist on "
-                                f"{cfg.name}") from None
+                                f"{cfg.name}", DOES_NOT_FIT) from None
         if need > have:
             raise ArtifactError(f"{program.name}: needs {need} bytes of {level}, "
-                                f"{cfg.name} has {have}")
+                                f"{cfg.name} has {have}", DOES_NOT_FIT)
     problems = validate(program, cfg)
     if problems:
-        raise ArtifactError(f"{program.name} does not fit {cfg.name}: " + "; ".join(problems))
+        raise ArtifactError(f"{program.name} does not fit {cfg.name}: " + "; ".join(problems),
+                            DOES_NOT_FIT)
