@@ -92,9 +92,9 @@ def main() -> int:
         so = str(Path(tmp) / "vector_add.so")
         subprocess.run([sys.executable, "-m", "tilelang.cli", "compile",
                         str(HERE / "vector_add.tl"), "-o", so], check=True)
-        lib = tilelang.load(so)
-        c = np.zeros(1000, np.float32)
-        lib["vector_add"](xs, ys, c)
+        lib = tilelang.load(so)             # lib["vector_add"], or the library itself:
+        c = np.zeros(1000, np.float32)      # it holds one kernel
+        lib(xs, ys, c)
         ok &= check("tilelang.load(vector_add.so)", c, xs + ys)
 
     print("all steps match numpy" if ok else "SOME STEPS FAILED")

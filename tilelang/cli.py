@@ -1,9 +1,10 @@
 """`tilec`: the command line of the tile-language compiler.
 
 Every command goes through the driver (`tilelang.driver`), and what depends on the target
-through its Target object: this file names no target. Exit codes: 0 ok, 1 user error (a diagnostic was printed), 2 usage error (click), 3
-internal error (a compiler bug: says so, and where the details were written). A user never
-sees a Python traceback for their own mistake.
+through its Target object: this file names no target. Exit codes: 0 ok, 1 user error (a
+diagnostic was printed), 2 usage error (click), 3 internal error (a compiler bug: says so,
+and where the details were written). A user never sees a Python traceback for their own
+mistake.
 """
 from __future__ import annotations
 
@@ -134,10 +135,10 @@ class EmitKind(click.ParamType):
     name = "kind"
 
     def _kinds(self) -> list[str]:
-        from .targets import emit_kinds
+        from .driver import emit_kinds
         return emit_kinds()
 
-    def get_metavar(self, param, *args) -> str:
+    def get_metavar(self, param, *args, **kwargs) -> str:
         return "[" + "|".join(self._kinds()) + "]"
 
     def convert(self, value, param, ctx):
@@ -148,8 +149,8 @@ class EmitKind(click.ParamType):
 
 
 def _target_help() -> str:
-    from .targets import DEFAULT, classes
-    return "; ".join(cls.syntax for cls in classes()) + f". Default: {DEFAULT}."
+    from .driver import targets_help
+    return targets_help()
 
 
 def source_options(fn):
@@ -299,9 +300,8 @@ def run(file, kernel, defines, target, error_format, shapes, scalar_args, repeat
         timing_only, trace, no_memory_reuse, raster):
     """Run a kernel of FILE.tl on random inputs; print its time, GB/s and GFLOP/s (cpu),
     or simulate one launch and print the machine's report (tcsim[:CONFIG])."""
-    from .driver import bench, parse, run_kernel
+    from .driver import RunSettings, bench, parse, run_kernel
     from .driver.stages import only_kernel
-    from .targets.base import RunSettings
     options = _options(defines=defines, target=target, opt=opt, kernel=kernel,
                        memory_reuse=_reuse(no_memory_reuse), raster=raster)
     text, name = _read(file)

@@ -34,6 +34,10 @@ c = np.zeros(1000, np.float32)
 lib["vadd"](a, b, c)
 assert (c == a + b).all(), c
 assert lib.vadd(a, b, out_idx=[-1]).tolist() == (a + b).tolist()
+c2 = np.zeros(1000, np.float32)
+tilelang.load(SO_PATH)(a, b, c2)          # a one-kernel library is its kernel
+assert (c2 == a + b).all(), c2
+assert lib(a, b, out_idx=[-1]).tolist() == (a + b).tolist()
 print("ok", sorted(m for m in sys.modules if m.startswith(("llvmlite", "lark"))))
 """
 
@@ -71,6 +75,21 @@ def test_load_without_the_compiler(built_so):
     proc = run_python(LOAD_AND_RUN.replace("SO_PATH", repr(str(built_so))))
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "ok []"
+
+
+def test_a_library_of_several_kernels_says_which_to_call():
+    import numpy as np
+    import tilelang
+    from cli_support import ROOT
+    lib = tilelang.compile(str(ROOT / "examples" / "reduce.tl"))
+    x = np.ones((4, 8), np.float32)
+    with pytest.raises(TypeError, match=r"holds 2 kernels \(col_sum, row_sum\): call one"):
+        lib(x, np.zeros(4, np.float32))
+    from tilelang.driver import compile_file
+    sim = compile_file(ROOT / "examples" / "vector_add.tl", target="tcsim:tiny")
+    a, c = np.ones(100, np.float32), np.zeros(100, np.float32)
+    sim(a, a, c)                            # the simulated library of one kernel too
+    assert (c == 2).all()
 
 
 def test_blocker_really_blocks():

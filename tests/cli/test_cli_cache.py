@@ -1,4 +1,5 @@
-"""The compile cache seen from the driver (DESIGN §7, the issue's cache checks)."""
+"""The compile cache seen from the driver: keys, damaged entries, concurrent writers,
+warm starts that neither parse nor import llvmlite."""
 from __future__ import annotations
 
 import glob

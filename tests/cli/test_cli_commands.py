@@ -1,4 +1,5 @@
-"""Each `tilec` subcommand through click's CliRunner, with its exit code (DESIGN §8)."""
+"""Each `tilec` subcommand through click's CliRunner, with its exit code (0 ok, 1 user
+error, 2 usage, 3 internal)."""
 from __future__ import annotations
 
 import json

@@ -1,4 +1,5 @@
-"""First checks: the DESIGN §3 GEMM parses, and print -> parse gives the same IR."""
+"""First checks: a pipelined, tiled GEMM in TileLang's style parses, and print -> parse
+gives the same IR."""
 from tilelang.frontend import parse_module
 from tilelang.ir.printer import print_module
 from tilelang.ir.nodes import Kernel, For, Gemm

@@ -1,4 +1,4 @@
-"""`@tilelang.kernel`, `@tilelang.jit` and `tilelang.compile` (DESIGN §3, Python entry points)."""
+"""`@tilelang.kernel`, `@tilelang.jit` and `tilelang.compile`: the Python entry points."""
 from __future__ import annotations
 
 import inspect

@@ -53,11 +53,11 @@ def test_timings_cover_every_pass():
 
 
 def test_dump_after_named_pass_and_all(tmp_path):
-    PassManager(targets.get("cpu").pipeline(), dump_after={"predicate"}, dump_dir=str(tmp_path)).run(
-        small_module())
+    cpu = targets.get("cpu").pipeline()
+    PassManager(cpu, dump_after={"predicate"}, dump_dir=str(tmp_path)).run(small_module())
     assert sorted(os.listdir(tmp_path)) == [_dump_name("predicate")]
     all_dir = tmp_path / "all"
-    PassManager(targets.get("cpu").pipeline(), dump_after="all", dump_dir=str(all_dir)).run(small_module())
+    PassManager(cpu, dump_after="all", dump_dir=str(all_dir)).run(small_module())
     assert sorted(os.listdir(all_dir)) == [f"{i + 1:02d}_{n}.tl" for i, n in enumerate(CPU_ORDER)]
     assert (all_dir / _dump_name("lower_tile_ops")).read_text().strip()
 

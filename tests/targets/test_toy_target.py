@@ -39,6 +39,13 @@ def toy_registered(monkeypatch):
     monkeypatch.setitem(targets.REGISTRY, "toy", f"{__name__}:ToyTarget")   # the one line
 
 
+def test_the_cli_offers_its_kinds(cli):
+    result = cli("compile", "--help")
+    assert result.exit_code == 0, result.output
+    assert "[ir|llvm|asm|obj|so|tcasm|tcsim|ops]" in result.stdout
+    assert "tcsim[:CONFIG]" in result.stdout
+
+
 def test_the_cli_compiles_for_it(cli, vadd_file):
     result = cli("compile", vadd_file, "--target", "toy")
     assert result.exit_code == 0, result.output

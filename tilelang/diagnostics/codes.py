@@ -2,7 +2,7 @@
 
 Ranges: TL00xx syntax (parser), TL01xx names and scopes, TL02xx types, dtypes and shapes,
 TL03xx tile ops / kernel structure, TL04xx passes and verifier, TL05xx codegen / target,
-TL06xx runtime and launch, TL07xx driver / CLI / cache.
+TL06xx runtime and launch, TL07xx driver / CLI / cache, TL08xx the tcsim target.
 Each range lives in its own module (codes_*.py) so layers add codes without colliding.
 """
 from __future__ import annotations

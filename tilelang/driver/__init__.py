@@ -20,10 +20,12 @@ from .emit import ir_text, text_output, write_output
 from .log import STATS
 from .options import Options, make_options
 from . import stages
+from ..targets.base import RunSettings
 
 __all__ = ["compile_source", "compile_file", "compile_pyfunc", "read_source", "parse",
            "make_options", "Options", "ir_text", "text_output", "write_output", "STATS",
-           "build_module", "run_kernel", "pipeline_of"]
+           "build_module", "run_kernel", "pipeline_of", "RunSettings", "emit_kinds",
+           "targets_help"]
 
 
 def compile_source(text: str, filename: str = "<string>", *, defines=None, target=None,
@@ -74,6 +76,18 @@ def pipeline_of(spec) -> list[tuple[str, str]]:
     """(name, one-line description) of each pass of the target's pipeline, in order."""
     from .. import targets
     return [(p.name, p.description) for p in targets.get(spec).pipeline()]
+
+
+def emit_kinds() -> list[str]:
+    """Every `--emit` kind some target offers."""
+    from .. import targets
+    return targets.emit_kinds()
+
+
+def targets_help() -> str:
+    """How each registered target's spec is written, and the default."""
+    from .. import targets
+    return "; ".join(cls.syntax for cls in targets.classes()) + f". Default: {targets.DEFAULT}."
 
 
 def read_source(path: str) -> str:

@@ -38,8 +38,8 @@ def make_options(*, defines=None, target=None, opt=3, kernel=None, cpu=None, fea
                  dump_after=(), dump_dir=None, verify_each=False,
                  memory_reuse=None, raster=0) -> Options:
     """`target`: a spec (`targets.get`; None: the default target) or a Target; `cpu` /
-    `features` are the cpu spec's aliases. `memory_reuse=None` follows TILELANG_DISABLE_MEMORY_REUSE (on unless
-    it is 1)."""
+    `features` are the cpu spec's aliases. `memory_reuse=None` follows
+    TILELANG_DISABLE_MEMORY_REUSE (on unless it is 1)."""
     target = targets.get(target, cpu=cpu, features=features)
     if not isinstance(raster, int) or raster < 0:
         raise TileLangError(Diagnostic("TL0706", f"raster must be an int >= 0, not {raster!r}"))

@@ -254,7 +254,3 @@ def const_int(value) -> int | None:
     """The value of an integer compile-time constant, or None."""
     v = const_value(value)
     return v if isinstance(v, int) and not isinstance(v, bool) else None
-
-
-def symbol_var(name: str) -> Var:
-    return Var(name, "int32")

@@ -1,4 +1,5 @@
-"""Cache blocking for the library GEMM: BLOCK_M/N/K (BLIS's MC/NC/KC) from the target.
+"""Cache blocking for the library GEMM: BLOCK_M/N/K (BLIS's MC/NC/KC) from the host's
+machine description (targets/cpu/machine.py).
 
 The micro-kernels of a block walk B's NR-wide panels, and for each panel every MR-row
 tile of A. So one panel of B (BLOCK_K x NR floats) is reused from L1 by all the rows:
@@ -44,19 +45,19 @@ def choose_blocks(m: int, n: int, k: int, tile_size=None, block=None,
         if min(bm, bn, bk) < 1:
             raise ValueError(f"gemm: block sizes must be positive, got {block}")
         return bm, bn, bk
-    target = host()
-    mr, nr = target.register_tile(_FLOAT_BITS)
-    lanes = target.lanes(_FLOAT_BITS)
+    machine = host()
+    mr, nr = machine.register_tile(_FLOAT_BITS)
+    lanes = machine.lanes(_FLOAT_BITS)
     # BLOCK_K need not be a multiple of anything (the micro-kernel's k loop takes any
     # trip count, and B's panels stay aligned whatever their length), and every
     # zero-padded k step past K is a whole wasted rank-1 update of the block: split K
     # exactly (K = 1000 -> 8 x 125, not 8 x 128; 1025 -> 9 x 114, not 9 x 120).
-    bk = _even(k, _clamp(target.l1d // (nr * 4), 64, 512), 1)
+    bk = _even(k, _clamp(machine.l1d // (nr * 4), 64, 512), 1)
     if tile_size is not None:
         if int(tile_size) < 1:
             raise ValueError(f"gemm: tile_size must be positive, got {tile_size}")
         return int(tile_size), int(tile_size), bk
-    bm_target = _clamp(target.l2 * 2 // 3 // (bk * 4) // mr * mr, mr, _MAX_BLOCK_M_TILES * mr)
+    bm_target = _clamp(machine.l2 * 2 // 3 // (bk * 4) // mr * mr, mr, _MAX_BLOCK_M_TILES * mr)
     bn_target = _MAX_BLOCK_N // nr * nr
     gm, gn = _count(m, bm_target), _count(n, bn_target)
     # the threads the launch will use (TILELANG_NUM_THREADS or all cores): blocks cut

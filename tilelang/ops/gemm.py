@@ -3,7 +3,7 @@
 The inputs are brought to the storage dtype `precision` names (fp32, fp16, bf16; fp8 goes
 through the block-scaled kernel of `fp8.py`), the kernel converts them to float32 while it
 copies tiles into its shared buffers (the packing step) and accumulates in float32.
-Block sizes come from the CPU target description unless the caller gives `tile_size`
+Block sizes come from the CPU machine description unless the caller gives `tile_size`
 (BLOCK_M = BLOCK_N) or `block=(BLOCK_M, BLOCK_N, BLOCK_K)`.
 """
 from __future__ import annotations

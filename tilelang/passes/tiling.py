@@ -1,8 +1,8 @@
 """`tiling`: split each `T.gemm` into the CPU target's register tiles.
 
 C (m x n) is cut into MR x NR register tiles (MR, NR from the machine description in
-`targets/cpu/machine.py`, for C's dtype). Each register tile becomes one loop nest of a fixed,
-printable shape, the *register-tile form*:
+`targets/cpu/machine.py`, for C's dtype). Each register tile becomes one loop nest of a
+fixed, printable shape, the *register-tile form*:
 
     for k in T.serial(K):                  # the reduction, innermost but for the tile
         for ii in T.unroll(MR):            # rows of the register tile

@@ -1,4 +1,4 @@
-"""The disk cache of compiled artifacts (DESIGN §7).
+"""The disk cache of compiled artifacts.
 
 Layout: `<dir>/<key>/` holds the entry's files plus `meta.json`, which records the
 sha256 and size of every file and the caller's metadata. An entry appears by atomic

@@ -1,11 +1,14 @@
 """The kernels of one compile, by name: the container both the CPU `Library` and the
-tcsim `SimLibrary` are, so they index, iterate and report a missing name alike."""
+tcsim `SimLibrary` are, so they index, iterate and report a missing name alike. A library
+of one kernel is also that kernel: `tilelang.load("vadd.so")(a, b, c)`, as a TileLang user
+calls a compiled kernel."""
 from __future__ import annotations
 
 
 class KernelMap:
-    """`lib["name"]`, `lib.name`, `"name" in lib`, iteration over the kernels, `len(lib)`.
-    Subclasses fill `self._kernels` and may set `self.path` (named in errors)."""
+    """`lib["name"]`, `lib.name`, `"name" in lib`, iteration over the kernels, `len(lib)`,
+    and `lib(*args, **kwargs)` when it holds one kernel. Subclasses fill `self._kernels`
+    and may set `self.path` (named in errors)."""
 
     _kernels: dict
     path: str | None = None
@@ -39,3 +42,13 @@ class KernelMap:
 
     def __len__(self) -> int:
         return len(self._kernels)
+
+    def __call__(self, *args, **kwargs):
+        """Call the library's one kernel; with several, say which there are."""
+        if len(self._kernels) != 1:
+            names = sorted(self._kernels)
+            raise TypeError(f"{self.path or 'this library'} holds {len(names)} kernels "
+                            f"({', '.join(names)}): call one of them, e.g. "
+                            f"lib[{names[0]!r}](...)" if names else
+                            f"{self.path or 'this library'} holds no kernel")
+        return next(iter(self._kernels.values()))(*args, **kwargs)

@@ -175,8 +175,3 @@ def launch(blocks_fn, num_blocks_fn, args, num_threads: int | None = None) -> No
         blocks_fn(args, 0, n)
     else:
         _POOL.run(blocks_fn, args, n, num_threads)
-
-
-def reset_default_threads() -> None:
-    """Forget the resolved default, so a changed `TILELANG_NUM_THREADS` takes effect."""
-    _DEFAULT_THREADS.clear()

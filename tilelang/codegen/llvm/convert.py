@@ -117,13 +117,6 @@ def _f32_to_fp8(b: ir.IRBuilder, value: ir.Value, dtype: str) -> ir.Value:
     return b.trunc(b.or_(enc, sign), I8)
 
 
-def round_to(b: ir.IRBuilder, dtype: str, value: ir.Value) -> ir.Value:
-    """Round a float compute value to `dtype`'s precision, keeping its compute type."""
-    if dtypes.is_low_precision_float(dtype):
-        return from_storage(b, dtype, to_storage(b, dtype, value))
-    return value
-
-
 # ----------------------------------------------------------------------------- casts
 
 def cast(b: ir.IRBuilder, value: ir.Value, src: str, dst: str) -> ir.Value:

@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from ...dtypes import is_float, numpy_dtype
+from ...dtypes import numpy_dtype
 
 _NP = {}
 
@@ -277,7 +277,3 @@ def dma_store(g: np.ndarray, starts, box, value: np.ndarray, reduce_op: str | No
 def str_dtype(dt) -> str:
     from ...dtypes import from_numpy
     return from_numpy(dt)
-
-
-def is_float_dtype(dtype: str) -> bool:
-    return is_float(dtype)

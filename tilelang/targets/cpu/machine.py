@@ -2,8 +2,8 @@
 
 A leaf of the cpu target: imports only the standard library, so passes, codegen, the
 kernel library and the runtime may all read it. The tiling pass and the library's
-block-size choice read these numbers; a new ISA
-(AVX-512, NEON, SVE at a fixed width) is a new table entry, not a new branch in a pass.
+block-size choice read these numbers; a new ISA (AVX-512, NEON, SVE at a fixed width) is
+a new table entry, not a new branch in a pass.
 `host()` picks the entry whose required features the running CPU has (the most capable
 first) and fills in the cache sizes the kernel reports. A choice made for the wrong
 machine only costs speed: every register tile is correct on every CPU.
