@@ -66,9 +66,9 @@ def run_kernel(func, options: Options, sizes: dict, scalars: dict, settings,
     target = options.target
     kernel = build_module(Module((func,)), options, label=label)[func.name]
 
-    def make_args(materialize: bool = True) -> list:
+    def make_args(materialize: bool = True, needs_data=frozenset()) -> list:
         return make_arguments(func, sizes, scalars, materialize=materialize,
-                              index_input=target.make_index_input)
+                              needs_data=needs_data, index_input=target.make_index_input)
     return target.run(kernel, func, sizes, make_args, settings)
 
 

@@ -147,8 +147,9 @@ class Target:
 
     def run(self, kernel, func, sizes: dict, make_args, settings: RunSettings) -> list[str]:
         """`tilec run`: run `kernel` (compiled from IR `func`, with the symbolic `sizes`)
-        on the arguments `make_args(materialize)` gives (`materialize=False`: only
-        (shape, dtype) pairs); the lines to print."""
+        on the arguments `make_args(materialize, needs_data=())` gives
+        (`materialize=False`: (shape, dtype) pairs, but arrays for the tensors named in
+        `needs_data`); the lines to print."""
         raise unavailable(self, "`tilec run`")
 
     def roofline_peaks(self, dtype: str, threads: int | None = None) -> Peaks | None:

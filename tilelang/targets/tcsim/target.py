@@ -85,8 +85,11 @@ class TcsimTarget(Target):
 
     def run(self, kernel, func, sizes: dict, make_args, settings: RunSettings) -> list[str]:
         """One simulated launch (cycles only with `timing_only`) and the report."""
+        from ...runtime.tcsim.launch import value_params
         mode = "timing" if settings.timing_only else "functional"
-        args = make_args(mode == "functional")
+        # a timing-only run still needs the values of the tensors the program reads one
+        # by one (loop bounds, scales, indices)
+        args = make_args(mode == "functional", value_params(kernel.artifact.program))
         try:
             kernel(*args, mode=mode, trace=settings.trace)
         except OSError as e:                # the trace file (nothing else is written)
