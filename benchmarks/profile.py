@@ -39,13 +39,13 @@ EXAMPLES = [   # (file, kernel, cpu sizes, tcsim sizes, tcsim defines)
     ("gemm.tl", None, {"M": 1024, "N": 1024, "K": 1024},
      {"M": 4096, "N": 4096, "K": 4096}, {"in_dtype": "bfloat16"}),
     ("gemm_bias_relu.tl", None, {"M": 1024, "N": 1024, "K": 1024},
-     {"M": 2048, "N": 2048, "K": 2048}, {}),
+     {"M": 2048, "N": 2048, "K": 2048}, {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64}),
     ("gemm_epilogue.tl", None, {"M": 1024, "N": 1024, "K": 1024},
      {"M": 4096, "N": 4096, "K": 4096}, {}),
     ("splitk_gemm.tl", None, {"M": 512, "N": 512, "K": 4096},
      {"M": 1024, "N": 1024, "K": 8192}, {}),
     ("flash_attention.tl", None, {"BATCH": 1, "HEADS": 4, "SEQ_Q": 512, "SEQ_KV": 512},
-     {"BATCH": 4, "HEADS": 16, "SEQ_Q": 2048, "SEQ_KV": 2048}, {"dtype": "bfloat16"}),
+     {"BATCH": 1, "HEADS": 16, "SEQ_Q": 1024, "SEQ_KV": 1024}, {"dtype": "bfloat16"}),
 ]
 
 PLANTED = [    # (file, problem, target, sizes, defines, threads)
@@ -76,7 +76,11 @@ def examples(quick: bool) -> None:
                                        ("tcsim:h100_like", sim_sizes, sim_defines)):
             if quick and target != "cpu":
                 sizes = {k: max(1, v // 4) for k, v in sizes.items()}
-            r = _kernel(file, kernel, target, defines).profile(sizes=sizes, rep=50)
+            try:
+                r = _kernel(file, kernel, target, defines).profile(sizes=sizes, rep=50)
+            except Exception as e:        # noqa: BLE001 - one kernel's failure is reported
+                print(f"{name} on {target}: not profiled: {str(e).splitlines()[0]}")
+                continue
             g = max(r.grids, key=lambda g: g.time_s)
             top = r.advice[0].line if r.advice else "-"
             report("profile", f"{name} on {target}: fraction of roofline",

@@ -103,10 +103,16 @@ def profile(kernel_function, sizes: dict | None = None, scalars: dict | None = N
                 a.evidence = f"grid {c.index}: {a.evidence}"
             advice.append(a)
     advice.sort(key=lambda a: -a.score)
+    notes = list(measured.notes)
+    for g in grids:
+        if g.roofline.fraction > 1.0:
+            notes.append(f"grid {g.index} ran above its roofline: its {g.roofline.bytes / 1e6:.3g}"
+                         f" MB came from the caches faster than the {g.roofline.peaks.memory_label}"
+                         f" ceiling allows (or the peaks were measured on a busier host)")
     shown = {s.name: sizes[s.name] for s in func.symbols if s.name in sizes}
     return ProfileReport(func.name, str(kernel_function.options.target), shown, threads,
                          measured.time_s, measured.calls, grids, advice, measured.overhead,
-                         list(measured.notes))
+                         notes)
 
 
 def _pipelines(func) -> list:
