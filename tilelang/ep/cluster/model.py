@@ -14,7 +14,7 @@ import numpy as np
 from ..errors_eplb import EPError
 from .replay import replay
 from .spec import KINDS, KINDS_PER_RANK, ClusterSpec
-from .traffic import build, hits
+from .traffic import build, pairs
 
 DTYPE_BYTES = {"fp8": 1, "bf16": 2, "fp32": 4}
 FP8_BLOCK = 128          # one fp32 scale per 128 fp8 values (DeepEP, DeepGEMM)
@@ -60,9 +60,14 @@ class CollectiveResult:
 
 
 def simulate(dest, spec: ClusterSpec, collective: str, routing: str = "hierarchical", *,
-             token_bytes: float, chunk: int = 128) -> CollectiveResult:
+             token_bytes: float, chunk: int = 128, triples=None) -> CollectiveResult:
     """Replay one collective for `dest[source rank, token, k]` (ranks, -1: none)."""
-    msgs = build(dest, spec, collective, routing, token_bytes, chunk)
+    msgs = build(dest, spec, collective, routing, token_bytes, chunk, triples)
+    return replay_messages(msgs, spec, collective, routing)
+
+
+def replay_messages(msgs, spec: ClusterSpec, collective: str, routing: str):
+    """Replay messages `traffic.build` made (possibly `.with_token_bytes(...)`)."""
     bandwidth = spec.bandwidths()
     r = replay(msgs, bandwidth)
     shape = (spec.ranks, KINDS_PER_RANK)
@@ -75,8 +80,8 @@ def deepep_logical_bytes(dest, spec: ClusterSpec, token_bytes: float) -> float:
     """The bytes a rank moves as DeepEP's tests count them for their bandwidth figure:
     within a node, the tokens a rank receives (its own included); across nodes, the
     (token, node) pairs a rank sends over RDMA (its own node included). Mean over ranks."""
-    hit = hits(dest, spec)
+    s, t, d = pairs(dest, spec)
     if spec.nodes == 1:
-        return float(hit.sum(axis=(0, 1)).mean() * token_bytes)
-    by_node = hit.reshape(hit.shape[0], hit.shape[1], spec.nodes, spec.local_ranks)
-    return float(by_node.any(axis=3).sum(axis=(1, 2)).mean() * token_bytes)
+        return len(d) / spec.ranks * token_bytes
+    node_pairs = np.unique((s * len(dest[0]) + t) * spec.nodes + d // spec.local_ranks)
+    return len(node_pairs) / spec.ranks * token_bytes

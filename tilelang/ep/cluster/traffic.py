@@ -19,7 +19,7 @@ contributions are in, sends one reduced chunk back over RDMA.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -34,6 +34,7 @@ COLLECTIVES = ("dispatch", "combine")
 class Messages:
     """Struct of arrays, one entry a message. `hop1` is -1 for one-pool messages
     (local copies); a message is sent once all its `parents` have arrived."""
+    tokens: np.ndarray          # tokens a message carries
     nbytes: np.ndarray          # float64
     hop0: np.ndarray            # pool ids
     hop1: np.ndarray
@@ -46,98 +47,102 @@ class Messages:
     def __len__(self) -> int:
         return len(self.nbytes)
 
+    def with_token_bytes(self, token_bytes: float) -> "Messages":
+        """The same messages carrying tokens of another size."""
+        return replace(self, nbytes=self.tokens * float(token_bytes))
 
-def hits(dest, spec: ClusterSpec) -> np.ndarray:
-    """`[sources, tokens, ranks]` bool: which ranks each token goes to."""
+
+def pairs(dest, spec: ClusterSpec):
+    """The distinct (source, token, rank) triples of a routing, sorted: a token goes to
+    a rank once however many of its experts sit there."""
     dest = np.asarray(dest)
     if dest.ndim != 3 or dest.shape[0] != spec.ranks:
         raise EPError(f"the routing must be [ranks={spec.ranks}, tokens, topk], not shape "
                       f"{dest.shape}")
     if dest.size and (dest.max() >= spec.ranks or dest.min() < -1):
         raise EPError(f"the routing names ranks outside 0..{spec.ranks - 1}")
-    sources, tokens, _ = dest.shape
-    out = np.zeros((sources, tokens, spec.ranks + 1), dtype=bool)    # column -1: none
-    s_idx = np.arange(sources)[:, None, None]
-    t_idx = np.arange(tokens)[None, :, None]
-    out[s_idx, t_idx, dest] = True
-    return out[:, :, :spec.ranks]
+    ranks = np.sort(dest, axis=2)
+    keep = ranks >= 0
+    keep[:, :, 1:] &= ranks[:, :, 1:] != ranks[:, :, :-1]
+    s, t, k = np.nonzero(keep)
+    return s, t, ranks[s, t, k].astype(np.int64)
 
 
 def build(dest, spec: ClusterSpec, collective: str, routing: str, token_bytes: float,
-          chunk: int) -> Messages:
-    """The messages of one collective (module docstring)."""
+          chunk: int, triples=None) -> Messages:
+    """The messages of one collective (module docstring); `triples` = `pairs(dest,
+    spec)` when the caller has them already."""
     if collective not in COLLECTIVES:
         raise EPError(f"collective must be one of {COLLECTIVES}, not {collective!r}")
     if routing not in ROUTINGS:
         raise EPError(f"routing must be one of {ROUTINGS}, not {routing!r}")
     if not (isinstance(chunk, (int, np.integer)) and chunk >= 1):
         raise EPError(f"chunk must be a positive number of tokens, not {chunk!r}")
-    hit = hits(dest, spec)
+    s, t, d = pairs(dest, spec) if triples is None else triples
     flat = routing == "flat" or spec.nodes == 1
-    parts = [(_flat if flat else _hierarchical)(hit[s], s, spec, chunk, collective)
-             for s in range(spec.ranks)]
+    parts = (_flat if flat else _hierarchical)(s, t, d, spec, chunk, collective)
     return _assemble(parts, token_bytes)
 
 
-def _chunked(mask, chunk: int):
-    """For a [tokens, columns] mask: the chunk index of every set entry (its rank among
-    the column's set entries // chunk) and the number of chunks of the busiest column."""
-    pos = np.cumsum(mask, axis=0, dtype=np.int64) - 1
-    cid = np.where(mask, pos // chunk, 0)
-    return cid, int(cid.max()) + 1 if mask.any() else 0
+def _chunk_keys(group, ngroups: int, chunk: int):
+    """For entries in token order with a group id each: the key (group, chunk) of each
+    entry, the chunk being its rank within its group // `chunk`; and the chunks a group
+    may have at most."""
+    order = np.argsort(group, kind="stable")
+    sizes = np.bincount(group, minlength=ngroups)
+    first = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    pos = np.empty_like(group)
+    pos[order] = np.arange(len(group)) - first[group[order]]
+    most = int(-(-sizes.max() // chunk)) if len(group) else 1
+    return group * most + pos // chunk, most
 
 
-def _flat(hit, s: int, spec: ClusterSpec, chunk: int, collective: str):
+def _flat(s, t, d, spec: ClusterSpec, chunk: int, collective: str):
     ranks = spec.ranks
-    cid, nchunks = _chunked(hit, chunk)
-    t, d = np.nonzero(hit)
-    count = np.bincount(d * nchunks + cid[t, d], minlength=ranks * nchunks)
-    key = np.nonzero(count)[0]
-    d, c = key // nchunks, key % nchunks
-    a, b = (np.full_like(d, s), d) if collective == "dispatch" else (d, np.full_like(d, s))
+    key, most = _chunk_keys(s * ranks + d, ranks * ranks, chunk)
+    key, count = np.unique(key, return_counts=True)
+    src, dst, c = key // most // ranks, key // most % ranks, key % most
+    a, b = (src, dst) if collective == "dispatch" else (dst, src)
     hop0, hop1, latency = _route(a, b, spec, rdma=spec.node_of(a) != spec.node_of(b))
-    priority = c * ranks + (d - s) % ranks
-    return dict(tokens=count[key], hop0=hop0, hop1=hop1, latency=latency,
-                priority=priority, edges=None)
+    return dict(tokens=count, hop0=hop0, hop1=hop1, latency=latency,
+                priority=c * ranks + (dst - src) % ranks, edges=None)
 
 
-def _hierarchical(hit, s: int, spec: ClusterSpec, chunk: int, collective: str):
+def _hierarchical(s, t, d, spec: ClusterSpec, chunk: int, collective: str):
     nodes, local = spec.nodes, spec.local_ranks
-    home, me = divmod(s, local)
-    by_node = hit.reshape(hit.shape[0], nodes, local)
-    node_hit = by_node.any(axis=2)
-    cid, nchunks = _chunked(node_hit, chunk)
-    # one RDMA-stage message per (node, chunk)
-    t, nd = np.nonzero(node_hit)
-    r_count = np.bincount(nd * nchunks + cid[t, nd], minlength=nodes * nchunks)
-    r_key = np.nonzero(r_count)[0]
-    r_node, r_chunk = r_key // nchunks, r_key % nchunks
+    node = d // local
+    # the (source, token, node) pairs: one RDMA-stage copy each
+    new = np.ones(len(s), dtype=bool)
+    new[1:] = (s[1:] != s[:-1]) | (t[1:] != t[:-1]) | (node[1:] != node[:-1])
+    which = np.cumsum(new) - 1                    # each pair's (source, token, node)
+    ns, nn = s[new], node[new]
+    nkey, most = _chunk_keys(ns * nodes + nn, spec.ranks * nodes, chunk)
+    r_key, r_count = np.unique(nkey, return_counts=True)
+    r_src, r_node, r_chunk = r_key // most // nodes, r_key // most % nodes, r_key % most
+    home, me = r_src // local, r_src % local
     forwarder = r_node * local + me
-    src = np.full_like(forwarder, s)
-    # one intra-node message per (node, chunk, local rank)
-    t, nd, j = np.nonzero(by_node)
-    f_count = np.bincount((nd * nchunks + cid[t, nd]) * local + j,
-                          minlength=nodes * nchunks * local)
-    f_key = np.nonzero(f_count)[0]
-    f_parent = np.searchsorted(r_key, f_key // local)        # index into the R messages
-    f_dest = (f_key // local // nchunks) * local + f_key % local
+    r_prio = (r_chunk * nodes + (r_node - home) % nodes) * local
+    # the (source, token, rank) pairs: one intra-node copy each, grouped per RDMA chunk
+    f_key, f_count = np.unique(nkey[which] * local + d % local, return_counts=True)
+    f_parent = np.searchsorted(r_key, f_key // local)
+    f_dest = r_node[f_parent] * local + f_key % local
     f_from = forwarder[f_parent]
-    r_prio = r_chunk * nodes + (r_node - home) % nodes
-    f_prio = r_prio[f_parent] * local + (f_key % local - me) % local
+    f_prio = r_prio[f_parent] + (f_key % local - me[f_parent]) % local
     nr = len(r_key)
+    no_rdma = np.zeros(len(f_key), dtype=bool)
     if collective == "dispatch":
-        r_hops = _route(src, forwarder, spec, rdma=r_node != home)
-        f_hops = _route(f_from, f_dest, spec, rdma=np.zeros(len(f_key), bool))
-        edges = (f_parent, nr + np.arange(len(f_key)))         # R -> its forwards
+        r_hops = _route(r_src, forwarder, spec, rdma=r_node != home)
+        f_hops = _route(f_from, f_dest, spec, rdma=no_rdma)
+        edges = (f_parent, nr + np.arange(len(f_key)))          # chunk -> its forwards
     else:
-        r_hops = _route(forwarder, src, spec, rdma=r_node != home)
-        f_hops = _route(f_dest, f_from, spec, rdma=np.zeros(len(f_key), bool))
-        edges = (nr + np.arange(len(f_key)), f_parent)         # contributions -> R
-    return dict(tokens=np.concatenate([r_count[r_key], f_count[f_key]]),
+        r_hops = _route(forwarder, r_src, spec, rdma=r_node != home)
+        f_hops = _route(f_dest, f_from, spec, rdma=no_rdma)
+        edges = (nr + np.arange(len(f_key)), f_parent)          # contributions -> chunk
+    return dict(tokens=np.concatenate([r_count, f_count]),
                 hop0=np.concatenate([r_hops[0], f_hops[0]]),
                 hop1=np.concatenate([r_hops[1], f_hops[1]]),
                 latency=np.concatenate([r_hops[2], f_hops[2]]),
-                priority=np.concatenate([r_prio * local, f_prio]), edges=edges)
+                priority=np.concatenate([r_prio, f_prio]), edges=edges)
 
 
 def _route(a, b, spec: ClusterSpec, rdma):
@@ -152,22 +157,17 @@ def _route(a, b, spec: ClusterSpec, rdma):
     return hop0, hop1, latency
 
 
-def _assemble(parts, token_bytes: float) -> Messages:
-    offsets = np.cumsum([0] + [len(p["tokens"]) for p in parts])
-    total = int(offsets[-1])
-    cat = lambda k: (np.concatenate([p[k] for p in parts]) if parts
-                     else np.zeros(0, np.int64))
-    parents, children = [], []
-    for off, p in zip(offsets, parts):
-        if p["edges"] is not None:
-            parents.append(p["edges"][0] + off)
-            children.append(p["edges"][1] + off)
-    parent = np.concatenate(parents) if parents else np.zeros(0, np.int64)
-    child = np.concatenate(children) if children else np.zeros(0, np.int64)
+def _assemble(part, token_bytes: float) -> Messages:
+    total = len(part["tokens"])
+    if part["edges"] is None:
+        parent = child = np.zeros(0, dtype=np.int64)
+    else:
+        parent, child = part["edges"]
     order = np.argsort(parent, kind="stable")
     child_ptr = np.zeros(total + 1, dtype=np.int64)
     np.cumsum(np.bincount(parent, minlength=total), out=child_ptr[1:])
-    return Messages(nbytes=cat("tokens") * float(token_bytes), hop0=cat("hop0"),
-                    hop1=cat("hop1"), latency=cat("latency").astype(float), priority=cat("priority"),
-                    num_parents=np.bincount(child, minlength=total),
+    return Messages(tokens=part["tokens"], nbytes=part["tokens"] * float(token_bytes),
+                    hop0=part["hop0"],
+                    hop1=part["hop1"], latency=part["latency"].astype(float),
+                    priority=part["priority"], num_parents=np.bincount(child, minlength=total),
                     child_ptr=child_ptr, child_idx=child[order])
