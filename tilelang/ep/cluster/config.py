@@ -121,10 +121,8 @@ def load_config(path: str) -> dict:
     try:
         root = yaml.compose(text)
     except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        label = _label(path, mark, mark) if mark is not None else None
         raise EPError(f"`{path}` is not valid YAML: {getattr(e, 'problem', e)}",
-                      BAD_CONFIG_FILE, label) from None
+                      BAD_CONFIG_FILE, _yaml_error_label(path, e, text)) from None
     out: dict = {}
     if root is not None:
         _section(root, SCHEMA, (), path, out, yaml.SafeLoader(""))
@@ -160,6 +158,17 @@ def _section(node, schema: dict, where: tuple, path: str, out: dict, loader) -> 
                           BAD_CONFIG_VALUE, _node_label(path, value_node, f"expected {expected}"))
         if field is not None:
             out[field] = float(value) if check in (_positive, _non_negative) else value
+
+
+def _yaml_error_label(path: str, err, text: str) -> Label | None:
+    """Where the parser stopped; where the construct it was in began when it stopped at
+    the end of the file (an unclosed bracket)."""
+    mark, context = getattr(err, "problem_mark", None), getattr(err, "context_mark", None)
+    if mark is None:
+        return None
+    if context is not None and mark.line >= len(text.splitlines()):
+        return _label(path, context, context, err.context or "")
+    return _label(path, mark, mark, err.problem or "")
 
 
 def _node_label(path: str, node, message: str = "") -> Label:

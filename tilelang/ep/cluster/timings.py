@@ -7,8 +7,8 @@ independent and alike (GEMM tiles; attention heads), so a grid of more than
 `WAVES` waves of blocks is timed on a slice of it — whole rows of GEMM tiles, whole heads
 — of about `WAVES` waves, and scaled by the ratio of blocks: the simulation then takes
 seconds at any shape. The results are kept in memory and in `ep-step-timings.json` in
-the compiler's cache directory (`TILELANG_CACHE_DIR`), keyed by machine, kernel source
-and shape.
+the compiler's cache directory (`TILELANG_CACHE_DIR`; not with
+`TILELANG_DISABLE_CACHE=1`), keyed by machine, kernel source and shape.
 """
 from __future__ import annotations
 
@@ -88,7 +88,13 @@ def _disk_path() -> Path:
     return Path(base) / "ep-step-timings.json"
 
 
+def _disk_enabled() -> bool:
+    return os.environ.get("TILELANG_DISABLE_CACHE", "") not in ("1", "true", "yes")
+
+
 def _load_disk() -> dict:
+    if not _disk_enabled():
+        return dict(_MEMO)
     try:
         return json.loads(_disk_path().read_text())
     except (OSError, ValueError):
@@ -97,6 +103,8 @@ def _load_disk() -> dict:
 
 def _store_disk(entries: dict) -> None:
     """Atomic (temporary file, then rename); a cache that cannot be written is skipped."""
+    if not _disk_enabled():
+        return
     path = _disk_path()
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
