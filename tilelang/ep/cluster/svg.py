@@ -8,7 +8,8 @@ from html import escape
 from .projection import StepRow
 
 COLORS = {"attention": "#4e79a7", "experts": "#59a14f", "dispatch": "#e15759",
-          "combine": "#f28e2b", "backward": "#76b7b2", "comm": "#edc948"}
+          "combine": "#f28e2b", "backward": "#76b7b2", "comm": "#edc948",
+          "overlap compute": "#8cd17d", "overlap comm": "#ff9d9a"}
 LEFT, WIDTH, BAR, GAP = 190, 640, 16, 6
 
 
@@ -23,7 +24,7 @@ def step_svg(rows: list[StepRow], title: str) -> str:
         out += _overlap(r, y, scale)
         y += 2 * BAR + 3 * GAP
     out.append(_legend(y))
-    height = y + 36
+    height = y + 52
     head = (f'<svg xmlns="http://www.w3.org/2000/svg" width="{LEFT + WIDTH + 200}" '
             f'height="{height}" font-family="sans-serif" font-size="11">'
             f'<rect width="100%" height="100%" fill="white"/>'
@@ -49,23 +50,27 @@ def _serial(r: StepRow, y: float, scale: float) -> list[str]:
 def _overlap(r: StepRow, y: float, scale: float) -> list[str]:
     compute = r.step_overlap if r.step_overlap > r.comm else r.compute
     half = BAR / 2
-    return [_rect(LEFT, y, compute * scale, half, COLORS["experts"],
+    return [_rect(LEFT, y, compute * scale, half, COLORS["overlap compute"],
                   f"compute (slowed by the communication SMs): {compute * 1e3:.2f} ms"),
-            _rect(LEFT, y + half, r.comm * scale, half, COLORS["dispatch"],
+            _rect(LEFT, y + half, r.comm * scale, half, COLORS["overlap comm"],
                   f"communication: {r.comm * 1e3:.2f} ms"),
             _text(LEFT + r.step_overlap * scale + 6, y + BAR - 4,
                   f"{r.step_overlap * 1e3:.1f} ms, comm {r.share(True) * 100:.0f} %")]
 
 
 def _legend(y: float) -> str:
-    items, x = [], LEFT
-    labels = {"attention": "attention", "experts": "experts", "dispatch": "dispatch (fp8)",
-              "combine": "combine", "backward": "backward compute",
-              "comm": "backward collectives"}
-    for kind, label in labels.items():
-        items.append(_rect(x, y, 10, 10, COLORS[kind], label))
-        items.append(_text(x + 14, y + 9, label))
-        x += 24 + 6.5 * len(label)
+    rows = [{"attention": "attention", "experts": "experts (busiest rank)",
+             "dispatch": "dispatch (fp8)", "combine": "combine",
+             "backward": "backward compute", "comm": "backward collectives"},
+            {"overlap compute": "overlap: compute, slowed by the collectives' SMs",
+             "overlap comm": "overlap: all collectives"}]
+    items = []
+    for row, labels in enumerate(rows):
+        x = LEFT
+        for kind, label in labels.items():
+            items.append(_rect(x, y + 16 * row, 10, 10, COLORS[kind], label))
+            items.append(_text(x + 14, y + 16 * row + 9, label))
+            x += 24 + 6.2 * len(label)
     return "".join(items)
 
 
