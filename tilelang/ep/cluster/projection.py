@@ -65,7 +65,7 @@ class Model:
                 + self.gemm(rows, self.hidden, self.intermediate))
 
     def cores(self) -> int:
-        from ...runtime.tcsim import get_config
+        from ...targets.tcsim.config import get_config
         return get_config(self.config).cores
 
 

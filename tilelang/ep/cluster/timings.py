@@ -74,7 +74,7 @@ def _simulate(config: str, kernel: str, shapes) -> float:
 
 
 def _cores(config: str) -> int:
-    from ...runtime.tcsim import get_config
+    from ...targets.tcsim.config import get_config
     return get_config(config).cores
 
 
