@@ -4,7 +4,7 @@ flat and hierarchical: the figures `tilec simulate-ep` and the benchmark print.
 The trace's first step is the window EPLB is fitted on (its loads); the second is the
 one replayed, so EPLB meets loads it has not seen (out of sample). Without EPLB an expert
 lives on rank `expert // (experts / ranks)`; with it, a token's expert becomes one of its
-replicas (`route_to_replicas`: an expert's tokens take its replicas in turn).
+replicas as in the collectives (`ExpertPlacement.physical_topk`).
 """
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..eplb import (colocated_replicas, rank_of_physical,
-                    rebalance_experts, route_to_replicas)
+from ..eplb import colocated_replicas
 from ..errors_eplb import EPError
+from ..placement import ExpertPlacement
 from ..trace import RoutingTrace, generate
 from .model import CollectiveResult, replay_messages, token_bytes
 from .traffic import build, pairs
@@ -92,20 +92,14 @@ def placements(trace: RoutingTrace, spec: ClusterSpec, work: Workload) -> list[P
     if trace.steps < 2:
         raise EPError("the trace needs two steps: one to fit EPLB on, one to replay")
     routing = trace.routing(1, 0, spec.ranks).astype(np.int64)
-    out = [Placement("contiguous", routing, rank_of_physical(trace.num_experts, spec.ranks))]
+    chosen = [("contiguous", ExpertPlacement.contiguous(trace.num_experts, spec.ranks))]
     if work.redundant:
-        out.append(eplb_placement(trace, spec, work, routing))
-    return out
-
-
-def eplb_placement(trace, spec, work, routing) -> Placement:
-    physical = trace.num_experts + work.redundant
-    phy2log, log2phy, logcnt = rebalance_experts(trace.loads(0)[:1], physical, trace.num_groups,
-                                                 spec.nodes, spec.ranks)
-    phys = np.stack([route_to_replicas(routing[s], log2phy[0], logcnt[0], offset=s)
-                     for s in range(spec.ranks)])
-    return Placement("eplb", phys, rank_of_physical(physical, spec.ranks),
-                     colocated_replicas(phy2log, spec.ranks))
+        chosen.append(("eplb", ExpertPlacement.balanced(
+            trace.loads(0)[0], spec.ranks, work.redundant, trace.num_groups, spec.nodes)))
+    return [Placement(name, np.stack([p.physical_topk(routing[s], s)
+                                      for s in range(spec.ranks)]),
+                      p.expert_rank, colocated_replicas(p.phy2log[None], spec.ranks))
+            for name, p in chosen]
 
 
 ALL_CASES = (("contiguous", "flat"), ("contiguous", "hierarchical"), ("eplb", "flat"),
