@@ -11,7 +11,14 @@
    hidden 7168, top-8 of 256, fp8 dispatch / bf16 combine; docs/legacy.md of
    deepseek-ai/DeepEP): bandwidth counted as DeepEP counts it, link parameters fixed once
    (NVLink 160 GB/s, RDMA 50 GB/s per rank, 1 / 3 us). Goal within +-20 % of every row.
-3. The 128-rank projection (16 nodes x 8, 256 experts + 128 redundant, top-8, 4096 tokens
+3. The model against this machine: step 1 of a trace (256 experts, top-8, Zipf 1.0,
+   2048 tokens a rank, hidden 7168) through tilelang.ep.Buffer on 2 and 4 shm ranks
+   (benchmarks/ep_cluster_child.py), with the contiguous and with EPLB's placement, fp8
+   dispatch with top-k and bf16 combine; the model gets the copy bandwidth measured in
+   the same run (every rank copying into its neighbour's shared memory at once) and the
+   bytes the collectives copy; the fixed cost of a dispatch / combine that moves nothing
+   (measured in the same run) is added to the replay. Goal within +-25 %.
+4. The 128-rank projection (16 nodes x 8, 256 experts + 128 redundant, top-8, 4096 tokens
    per rank, hidden 7168): bottleneck utilisation (brief: 98 %), communication share
    before (flat, no EPLB) and after (hierarchical + EPLB) (brief: 45 % -> 18 %), and the
    wall time of the whole projection with an empty timing cache (goal <= 60 s).
@@ -96,6 +103,56 @@ def deepep_section() -> None:
     print()
 
 
+def machine_section(ranks_list, tokens: int, hidden: int, turns: int) -> None:
+    import json
+    from tilelang.ep.cluster.model import simulate
+    from tilelang.ep.cluster.scenario import Workload, placements
+    from tilelang.ep.cluster.spec import ClusterSpec, Link
+    from tilelang.ep.trace import generate
+    from tilelang.runtime.ranks import launch
+    print("== The model against this machine: tilelang.ep.Buffer on shared-memory ranks "
+          f"({tokens} tokens a rank, hidden {hidden}, fp8 dispatch with top-8, bf16 combine)")
+    print(f"{'ranks':>5}  {'placement':<10} {'copy GB/s':>9}  {'collective':<9} "
+          f"{'measured':>9} {'fixed':>8} {'copies':>9} {'modelled':>9} {'ratio':>6}")
+    child = str(Path(__file__).resolve().with_name("ep_cluster_child.py"))
+    for ranks in ranks_list:
+        trace = generate(num_experts=256, topk=8, tokens=tokens * ranks, steps=2, zipf_s=1.0,
+                         drift=0.05, num_groups=8, topk_groups=4, seed=11)
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "trace.npz")
+            trace.save(path)
+            run = launch([child, path, str(hidden), str(turns), "32"], ranks, capture=True,
+                         env={"TILELANG_NUM_THREADS": "1"})
+        if not run.ok:
+            print(f"{ranks:>5}  the ranks failed: exit codes {run.returncodes}\n"
+                  + run.outputs[0][-2000:])
+            continue
+        measured = json.loads(run.outputs[0].strip().splitlines()[-1])
+        spec = ClusterSpec(ranks=ranks, ranks_per_node=ranks, shared_memory=True)
+        for placement in placements(trace, spec, Workload(redundant=ranks)):
+            m = measured[placement.name]
+            bw = measured["copy_bytes"] / m["copy"]
+            machine = spec.with_(nvlink=Link(bw, 0.0), local=Link(bw, 0.0))
+            for name, nbytes in (("dispatch", hidden + 4 * -(-hidden // 128) + 12 * 8),
+                                 ("combine", 2 * hidden + 4 * 8)):
+                copies = simulate(placement.dest, machine, name, "flat",
+                                  token_bytes=nbytes, chunk=32).time
+                fixed = m[f"{name}_empty"]
+                modelled = fixed + copies
+                ratio = modelled / m[name]
+                flag = "" if abs(ratio - 1) <= 0.25 else "  OUTSIDE +-25%"
+                print(f"{ranks:>5}  {placement.name:<10} {bw / 1e9:>9.2f}  {name:<9} "
+                      f"{m[name] * 1e3:>6.1f} ms {fixed * 1e3:>5.1f} ms {copies * 1e3:>6.1f} ms "
+                      f"{modelled * 1e3:>6.1f} ms {ratio:>6.2f}{flag}")
+                report("ep_cluster", f"shm {ranks} ranks {placement.name} {name}, modelled",
+                       modelled, "s", baseline=m[name], baseline_name="measured",
+                       extra=dict(copy_gb_s=bw / 1e9, fixed_s=fixed, copies_s=copies,
+                                  tokens=tokens, hidden=hidden,
+                                  load_average=os.getloadavg()[0]))
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs "
+          "(4 ranks share 2 cores when there are 2)\n")
+
+
 def projection_section() -> None:
     from tilelang.ep.cluster.projection import Model, project
     from tilelang.ep.cluster.report import collectives_table, projection_table
@@ -139,13 +196,17 @@ def projection_section() -> None:
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--skip-projection", action="store_true")
+    ap.add_argument("--skip-machine", action="store_true")
+    ap.add_argument("--ranks", type=int, nargs="+", default=[2, 4],
+                    help="shm rank counts of the check against this machine")
+    ap.add_argument("--turns", type=int, default=5)
     ap.add_argument("--tokens-eplb", type=int, default=1024,
                     help="tokens per rank in each window of the EPLB traces")
     args = ap.parse_args(argv)
     eplb_section(args.tokens_eplb)
     deepep_section()
-    print("== The model against this machine: needs the shared-memory collectives "
-          "(tilelang.ep, issue 11); not measured here yet\n")
+    if not args.skip_machine:
+        machine_section(args.ranks, tokens=2048, hidden=7168, turns=args.turns)
     if not args.skip_projection:
         projection_section()
 

@@ -142,3 +142,21 @@ def test_replay_properties(case, routing, collective, chunk):
         pairs = sum(len({int(d) for d in row if d >= 0}) for src in dest for row in src)
         assert msgs.nbytes.sum() == pytest.approx(pairs * 100)
     assert 0 <= r.bottleneck()[2] <= 1 + 1e-9
+
+
+def test_shared_memory_charges_the_copying_rank():
+    """shared_memory: a copy passes the sender's pool only. Dispatch: rank 0 makes all 4
+    of its copies ([0, .4]; the last, to rank 1, +0.5 latency: 0.9). Combine: rank 0
+    copies its t1 [0, .1], returns rank 1's t0 [.1, .2] (+.5: .7), copies t2 [.2, .3];
+    rank 1 returns t0 [0, .1] (+.5: .6) and t1 [.1, .2] (+.5: .7); then each owner adds
+    up its rows once they are all in: rank 0 its 4, [.7, 1.1]; rank 1 its 1, [.7, .8]."""
+    spec = TWO.with_(shared_memory=True)
+    d = simulate(DEST, spec, "dispatch", "flat", token_bytes=100, chunk=1)
+    out = KINDS.index("nvlink out")
+    assert d.pool_bytes[0, out] == 400 and d.pool_bytes[1, out] == 100
+    assert not d.pool_bytes[:, KINDS.index("nvlink in")].any()
+    assert d.time == pytest.approx(0.9)
+    c = simulate(DEST, spec, "combine", "flat", token_bytes=100, chunk=1)
+    assert c.pool_bytes[0, out] == 300 + 400 and c.pool_bytes[1, out] == 200 + 100
+    assert c.messages == 5 + 2
+    assert c.time == pytest.approx(1.1)

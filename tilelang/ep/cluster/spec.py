@@ -18,10 +18,12 @@ Two switches say who does the copying:
   included, into the receive buffers, so that set's bandwidth is what the copies share;
   DeepEP counts these bytes in its bandwidth figures. `"local"`: they go through a local
   copy engine of their own (`local`, HBM-class), leaving the port to the other ranks.
-* `receive_limited=True`: the receiving port bounds what arrives (NVLink, NICs). A CPU
-  core copying through shared memory writes into the peer's memory without the peer
-  doing anything: `False` leaves only the sender's pool (measured with every rank copying
-  at once, so that the shared memory system is in the figure).
+* `shared_memory=True`: ranks of one host copying through shared memory, as
+  `tilelang.ep.Buffer` does on a CPU. A copy is then made by the sending rank's core
+  (it writes into the receiver's rows), so it passes that rank's pool only, whose
+  bandwidth is a core's copy bandwidth while every rank copies at once (the shared
+  memory system is in that figure); a combine ends with each token owner adding up the
+  rows it received, one more pass over them through its pool.
 """
 from __future__ import annotations
 
@@ -58,7 +60,7 @@ class ClusterSpec:
     rdma: Link = field(default_factory=lambda: Link(50 * GB, 3.0 * US))
     local: Link = field(default_factory=lambda: Link(1675 * GB, 0.0))
     self_copies: str = "port"
-    receive_limited: bool = True
+    shared_memory: bool = False
 
     def __post_init__(self):
         for name in ("ranks", "ranks_per_node"):
@@ -100,12 +102,7 @@ class ClusterSpec:
     def bandwidths(self) -> list[float]:
         """The bandwidth of every pool id."""
         per_kind = [self.nvlink, self.nvlink, self.rdma, self.rdma, self.local]
-        out = []
-        for _ in range(self.ranks):
-            for kind, link in enumerate(per_kind):
-                unlimited = not self.receive_limited and kind in (NVL_RX, NIC_RX)
-                out.append(float("inf") if unlimited else link.bandwidth)
-        return out
+        return [link.bandwidth for _ in range(self.ranks) for link in per_kind]
 
 
 def deepep_h800(ranks: int) -> ClusterSpec:

@@ -13,7 +13,8 @@ there. The collectives copy tokens in token order, `chunk` tokens a message:
   (chunk, destination rank) (a local copy to itself) once the chunk has arrived.
 
 Combine sends the same messages the other way: flat, each destination rank returns its
-results to the source; hierarchical, each rank of a node sends its results for a chunk to
+results to the source (in shared memory the source then adds up the rows it received,
+one more pass over them); hierarchical, each rank of a node sends its results for a chunk to
 the forwarder over the intra-node ports, and the forwarder, once all of the chunk's
 contributions are in, sends one reduced chunk back over RDMA.
 """
@@ -104,8 +105,26 @@ def _flat(s, t, d, spec: ClusterSpec, chunk: int, collective: str):
     src, dst, c = key // most // ranks, key // most % ranks, key % most
     a, b = (src, dst) if collective == "dispatch" else (dst, src)
     hop0, hop1, latency = _route(a, b, spec, rdma=spec.node_of(a) != spec.node_of(b))
-    return dict(tokens=count, hop0=hop0, hop1=hop1, latency=latency,
-                priority=c * ranks + (dst - src) % ranks, edges=None)
+    out = dict(tokens=count, hop0=hop0, hop1=hop1, latency=latency,
+               priority=c * ranks + (dst - src) % ranks, edges=None)
+    if collective == "combine" and spec.shared_memory:
+        out = _with_reduce(out, src, spec)
+    return out
+
+
+def _with_reduce(part, owner, spec: ClusterSpec):
+    """Each token owner's pass over the rows it received (a shared-memory combine adds
+    them up once they are all in): one message per owner after its arrivals."""
+    n, ranks = len(owner), spec.ranks
+    rows = np.bincount(owner, weights=part["tokens"], minlength=ranks).astype(np.int64)
+    pool = spec.pool(LOCAL, np.arange(ranks))
+    return dict(tokens=np.concatenate([part["tokens"], rows]),
+                hop0=np.concatenate([part["hop0"], pool]),
+                hop1=np.concatenate([part["hop1"], np.full(ranks, -1)]),
+                latency=np.concatenate([part["latency"], np.full(ranks, spec.local.latency)]),
+                priority=np.concatenate([part["priority"],
+                                         np.full(ranks, part["priority"].max(initial=0) + 1)]),
+                edges=(np.arange(n), n + owner))
 
 
 def _hierarchical(s, t, d, spec: ClusterSpec, chunk: int, collective: str):
@@ -147,7 +166,11 @@ def _hierarchical(s, t, d, spec: ClusterSpec, chunk: int, collective: str):
 
 def _route(a, b, spec: ClusterSpec, rdma):
     """The pools and latency of messages from ranks a to ranks b: a local copy, or out
-    of a's port and into b's (NICs where `rdma`)."""
+    of a's port and into b's (NICs where `rdma`); in shared memory a's pool only."""
+    if spec.shared_memory:
+        hop0 = spec.pool(LOCAL, a)
+        return hop0, np.full_like(hop0, -1), np.where(a == b, spec.local.latency,
+                                                      spec.nvlink.latency)
     same = a == b
     hop0 = np.where(same, spec.pool(LOCAL, a),
                     np.where(rdma, spec.pool(NIC_TX, a), spec.pool(NVL_TX, a)))
