@@ -95,7 +95,16 @@ def test_bad_config_is_a_clear_error(tmp_path, text, code, where, words):
 
 def test_unknown_key_lists_the_known_ones(tmp_path):
     r = tilec("simulate-ep", "--config", write(tmp_path, "cluster:\n  rank: 4\n"))
-    assert "help: `cluster` takes: ranks, nodes, self_copies, links" in r.output
+    assert "help: `cluster` takes: ranks, nodes, self_copies, shared_memory, links" in r.output
+
+
+def test_shared_memory_flag_and_key(tmp_path):
+    r = tilec("simulate-ep", "--ranks", "2", "--nodes", "1", "--shared-memory",
+              "--nvlink-bw", "5", *SMALL, "--links")
+    assert r.exit_code == 0, r.output
+    assert "nvlink in" not in r.output          # only the copying rank's pool is used
+    cfg = write(tmp_path, "cluster:\n  ranks: 2\n  nodes: 1\n  shared_memory: true\n")
+    assert load_config(cfg)["shared_memory"] is True
 
 
 def test_missing_config_file(tmp_path):

@@ -62,6 +62,9 @@ def command(guarded) -> click.Command:
                   help="YAML configuration (training / cluster / workload / projection).")
     @_options
     @click.option("--eplb/--no-eplb", default=None, help="Also place experts with EPLB [on].")
+    @click.option("--shared-memory", is_flag=True, default=None,
+                  help="Ranks copy through shared memory on one host (a CPU): a copy passes "
+                       "the sending rank's pool only, --nvlink-bw being its copy bandwidth.")
     @click.option("--project", is_flag=True, default=None,
                   help="Project a training step (compute from tcsim, comm from the model).")
     @click.option("--svg", default=None, type=click.Path(dir_okay=False),

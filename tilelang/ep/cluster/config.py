@@ -85,6 +85,7 @@ SCHEMA = {
         "ranks": ("ranks", _positive_int),
         "nodes": ("nodes", _positive_int),
         "self_copies": ("self_copies", _one_of("port", "local")),
+        "shared_memory": ("shared_memory", _bool),
         "links": {"nvlink": _link("nvlink"), "rdma": _link("rdma"),
                   "local": {"bandwidth_gb_s": ("local_bw", _positive)}},
     },

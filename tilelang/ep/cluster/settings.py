@@ -20,6 +20,7 @@ class Settings:
     rdma_latency: float = 3.0           # us
     local_bw: float = 1675.0            # GB/s, copies within a rank (self_copies="local")
     self_copies: str = "port"
+    shared_memory: bool = False         # ranks copying through shared memory (a CPU host)
     # workload
     experts: int = 256
     topk: int = 8
@@ -59,7 +60,8 @@ class Settings:
         return ClusterSpec(ranks=self.ranks, ranks_per_node=self.ranks // nodes,
                            nvlink=Link(self.nvlink_bw * GB, self.nvlink_latency * US),
                            rdma=Link(self.rdma_bw * GB, self.rdma_latency * US),
-                           local=Link(self.local_bw * GB, 0.0), self_copies=self.self_copies)
+                           local=Link(self.local_bw * GB, 0.0), self_copies=self.self_copies,
+                           shared_memory=self.shared_memory)
 
     def redundant_experts(self) -> int:
         if not self.eplb:
