@@ -146,3 +146,14 @@ def test_projection_table_and_picture(tmp_path):
     assert root.tag.endswith("svg")
     titles = [t.text for t in root.iter("{http://www.w3.org/2000/svg}title")]
     assert any(t.startswith("dispatch:") for t in titles)
+
+
+def test_runs_as_python_module():
+    """`python -m tilelang.cli` runs cli.py as __main__: registering the command must not
+    import the CLI module a second time."""
+    import subprocess
+    import sys
+    proc = subprocess.run([sys.executable, "-m", "tilelang.cli", "simulate-ep", "--ranks",
+                           "8", *SMALL], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "flat, no EPLB" in proc.stdout
