@@ -375,6 +375,10 @@ from .profiler.command import command as _profile_command  # noqa: E402
 
 main.add_command(_profile_command(sys.modules[__name__]))
 
+# `tilec simulate-ep` (the EP cluster model) lives in a module of its own
+from .ep.cluster.command import command as _simulate_ep  # noqa: E402
+main.add_command(_simulate_ep(guarded))
+
 
 if __name__ == "__main__":
     main()
