@@ -11,7 +11,8 @@ _TABLE = {
     "float32": (32, "float"),
     "float16": (16, "float"),
     "bfloat16": (16, "float"),
-    "float8_e4m3": (8, "float"),
+    "float8_e4m3fn": (8, "float"),     # DeepGEMM / FlashMLA / DeepEP's fp8: finite, max 448
+    "float8_e4m3": (8, "float"),       # IEEE-style e4m3: with infinities, max 240
     "float8_e5m2": (8, "float"),
     "int64": (64, "int"),
     "int32": (32, "int"),
@@ -26,12 +27,13 @@ DTYPES = tuple(_TABLE)
 ALIASES = {
     "float": "float32", "half": "float16", "fp16": "float16", "fp32": "float32",
     "fp64": "float64", "double": "float64", "bf16": "bfloat16",
-    "float8_e4m3fn": "float8_e4m3", "e4m3": "float8_e4m3", "fp8_e4m3": "float8_e4m3",
-    "e5m2": "float8_e5m2", "fp8_e5m2": "float8_e5m2", "int": "int32",
+    "e4m3fn": "float8_e4m3fn", "fp8_e4m3fn": "float8_e4m3fn", "e4m3": "float8_e4m3",
+    "fp8_e4m3": "float8_e4m3", "e5m2": "float8_e5m2", "fp8_e5m2": "float8_e5m2",
+    "int": "int32",
 }
 
-# numpy / ml_dtypes names of each dtype (ml_dtypes spells the e4m3 we use "float8_e4m3fn").
-_NUMPY_NAME = {"float8_e4m3": "float8_e4m3fn", "bool": "bool"}
+# The float formats numpy has no type for (they come from ml_dtypes, same names).
+_ML_DTYPES = ("bfloat16", "float8_e4m3fn", "float8_e4m3", "float8_e5m2")
 
 
 def canonical(name: str) -> str | None:
@@ -68,30 +70,27 @@ def is_bool(dtype: str) -> bool:
 
 def is_low_precision_float(dtype: str) -> bool:
     """Floats that the CPU computes in float32 (loaded and stored by conversion)."""
-    return dtype in ("float16", "bfloat16", "float8_e4m3", "float8_e5m2")
+    return dtype in ("float16",) + _ML_DTYPES
 
 
 def numpy_dtype(dtype: str):
     """The numpy dtype object for `dtype` (bf16 and fp8 through ml_dtypes)."""
     import numpy as np
-    name = _NUMPY_NAME.get(dtype, dtype)
-    if dtype in ("bfloat16", "float8_e4m3", "float8_e5m2"):
+    if dtype in _ML_DTYPES:
         import ml_dtypes
-        return np.dtype(getattr(ml_dtypes, name))
-    return np.dtype(name)
+        return np.dtype(getattr(ml_dtypes, dtype))
+    return np.dtype(dtype)
 
 
 def from_numpy(np_dtype) -> str | None:
     """The tile-language dtype name of a numpy dtype, or None if it has none."""
     name = str(np_dtype)
-    if name == "float8_e4m3fn":
-        return "float8_e4m3"
     return name if name in _TABLE else None
 
 
 # C spelling used by generated headers: storage types for the low-precision floats.
 C_TYPES = {
     "float64": "double", "float32": "float", "float16": "uint16_t", "bfloat16": "uint16_t",
-    "float8_e4m3": "uint8_t", "float8_e5m2": "uint8_t", "int64": "int64_t",
+    "float8_e4m3fn": "uint8_t", "float8_e4m3": "uint8_t", "float8_e5m2": "uint8_t", "int64": "int64_t",
     "int32": "int32_t", "int8": "int8_t", "uint8": "uint8_t", "bool": "bool",
 }

@@ -202,7 +202,7 @@ def atomics(dt, op):
 
 
 ATOMIC_CASES = [(dt, op) for dt in ("float32", "float64", "int32", "int64", "int8", "uint8",
-                                    "float16", "bfloat16", "float8_e4m3", "float8_e5m2")
+                                    "float16", "bfloat16", "float8_e4m3fn", "float8_e4m3", "float8_e5m2")
                 for op in ("add", "max", "min")]
 
 

@@ -9,7 +9,7 @@ from .guarded import guarded_empty
 from .irb import (Alloc, Cast, If, Let, Select, bin, build, c, kernel_func, load, loop, seq,
                  store, tensor, v)
 
-FLOATS = ("float64", "float32", "float16", "bfloat16", "float8_e4m3", "float8_e5m2")
+FLOATS = ("float64", "float32", "float16", "bfloat16", "float8_e4m3fn", "float8_e4m3", "float8_e5m2")
 
 
 def test_if_else_and_let():
@@ -43,7 +43,7 @@ def test_special_constants(dt):
     assert (y.view(f"u{y.itemsize}")[keep] == want.view(f"u{y.itemsize}")[keep]).all()
 
 
-@pytest.mark.parametrize("dt", ["float16", "int8", "bool", "float8_e4m3"])
+@pytest.mark.parametrize("dt", ["float16", "int8", "bool", "float8_e4m3fn", "float8_e4m3"])
 def test_var_buffer_with_init_is_reset_each_block(dt):
     """acc = init at the Alloc; every block starts from it again."""
     NB, b = v("NB"), v("b")

@@ -27,7 +27,7 @@ def test_out_and_threads_and_tile_size():
     (lambda a, b: gemm(a[0], b), "must be a matrix"),
     (lambda a, b: gemm(a, b, out=np.zeros((3, 3), np.float32)), "out must be"),
     (lambda a, b: gemm(a, b, block=(0, 8, 8)), "block sizes must be positive"),
-    (lambda a, b: fp8_gemm(a, np.ones((4, 1)), b, np.ones((1, 1))), "float8_e4m3"),
+    (lambda a, b: fp8_gemm(a, np.ones((4, 1)), b, np.ones((1, 1))), "float8_e4m3fn"),
 ])
 def test_user_errors_are_value_errors_that_say_what_is_wrong(call, message):
     a = np.ones((4, 5), np.float32)

@@ -70,7 +70,7 @@ def test_supply_type_values_are_tilelangs():
 @settings(max_examples=30, deadline=None)
 @given(kind=st.sampled_from(list(TensorSupplyType)),
        dtype=st.sampled_from(["float32", "float16", "bfloat16", "int32", "int8", "uint8",
-                              "float8_e4m3", "bool"]),
+                              "float8_e4m3fn", "float8_e4m3", "bool"]),
        shape=st.lists(st.integers(1, 5), min_size=0, max_size=3).map(tuple))
 def test_fill_ranges(kind, dtype, shape):
     from tilelang import dtypes

@@ -158,7 +158,7 @@ def test_wrong_dtype(lib):
         lib.vadd(a, a.astype(np.float64), a.copy())
     with raises(TypeError, "'t'", "bfloat16 (ml_dtypes.bfloat16)", "got float16"):
         lib.echo(np.zeros(8, np.int64), 1, 1, False, 1.0, 1.0, 1, np.zeros((2, 2), np.float16))
-    with raises(TypeError, "'t'", "got float8_e4m3"):
+    with raises(TypeError, "'t'", "got float8_e4m3fn"):
         lib.echo(np.zeros(8, np.int64), 1, 1, False, 1.0, 1.0, 1,
                  np.zeros((2, 2), ml_dtypes.float8_e4m3fn))
     with raises(TypeError, "'out'", "expects int64", "got bool"):

@@ -30,8 +30,8 @@ def _fp8():
 
 def _fp8_args():
     rng = np.random.default_rng(0)
-    return [((448, 512), "float8_e4m3"), rng.random((448, 4)).astype(np.float32),
-            ((512, 256), "float8_e4m3"), rng.random((4, 2)).astype(np.float32),
+    return [((448, 512), "float8_e4m3fn"), rng.random((448, 4)).astype(np.float32),
+            ((512, 256), "float8_e4m3fn"), rng.random((4, 2)).astype(np.float32),
             ((448, 256), "float32")]
 
 

@@ -183,7 +183,7 @@ def test_loader_rejects_bad_magic_and_format():
 
 def test_derived_peaks_match_the_published_figures():
     assert H100_LIKE.peak_tflops("bfloat16") == pytest.approx(989.5, rel=1e-3)
-    assert H100_LIKE.peak_tflops("float8_e4m3") == pytest.approx(1979, rel=1e-3)
+    assert H100_LIKE.peak_tflops("float8_e4m3fn") == pytest.approx(1979, rel=1e-3)
     assert H100_LIKE.hbm_bytes_per_s == 3.35e12 and H200_LIKE.hbm_bytes_per_s == 4.8e12
     assert H100_LIKE.level_bytes("SMEM") == 227 * 1024
     assert H100_LIKE.ridge_flops_per_byte() == pytest.approx(989.5e12 / 3.35e12, rel=1e-3)
@@ -195,7 +195,7 @@ def test_derived_peaks_match_the_published_figures():
 
 def test_atom_cycles():
     assert H100_LIKE.atom_cycles("bfloat16") == 4.0          # 64x8x16 atom, 4096 flop/clk
-    assert H100_LIKE.atom_k("float8_e4m3") == 32
+    assert H100_LIKE.atom_k("float8_e4m3fn") == 32
     assert TINY.atom_cycles("bfloat16") == 2.0
 
 

@@ -13,7 +13,7 @@ from .progs import program
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 E4M3 = np.dtype(ml_dtypes.float8_e4m3fn)
-NP_NAME = {"float32": np.float32, "bfloat16": BF16, "float8_e4m3": E4M3,
+NP_NAME = {"float32": np.float32, "bfloat16": BF16, "float8_e4m3fn": E4M3,
            "int32": np.int32, "int8": np.int8, "float64": np.float64}
 
 
@@ -79,7 +79,7 @@ def test_bf16_add_rounds_to_nearest_even_once():
 
 def test_fp8_cast_on_store_saturates_like_ml_dtypes():
     x = np.array([0.1, 1.3, 17.0, 300.0, 447.9, -3.14159] * 4, dtype=np.float32)
-    got = elementwise("MOV", "float32", x, out_dtype="float8_e4m3")
+    got = elementwise("MOV", "float32", x, out_dtype="float8_e4m3fn")
     assert np.array_equal(got.view(np.uint8), x.astype(E4M3).view(np.uint8))
 
 
@@ -140,7 +140,7 @@ def test_broadcast_transpose_iota_and_select():
     np.testing.assert_array_equal(out, want.astype(np.float32))
 
 
-@pytest.mark.parametrize("dtype, acc", [("bfloat16", "float32"), ("float8_e4m3", "float32"),
+@pytest.mark.parametrize("dtype, acc", [("bfloat16", "float32"), ("float8_e4m3fn", "float32"),
                                         ("int8", "int32"), ("float32", "float32")])
 @pytest.mark.parametrize("ta, tb", [(0, 0), (1, 1)])
 def test_mma(dtype, acc, ta, tb):

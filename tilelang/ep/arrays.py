@@ -36,7 +36,7 @@ def from_numpy(a, as_torch: bool):
     name = dtypes.from_numpy(a.dtype)
     if name == "bfloat16":
         return torch.from_numpy(a.view(np.int16)).view(torch.bfloat16)
-    if name == "float8_e4m3":
+    if name == "float8_e4m3fn":
         return torch.from_numpy(a.view(np.uint8)).view(torch.float8_e4m3fn)
     return torch.from_numpy(a)
 

@@ -250,7 +250,7 @@ class Buffer:
         if isinstance(x, tuple):
             if len(x) != 2:
                 raise ValueError("an fp8 x is a pair (x_e4m3, scales)")
-            q = check(to_numpy(x[0], "x")[0], "x[0]", 2, ("float8_e4m3",))
+            q = check(to_numpy(x[0], "x")[0], "x[0]", 2, ("float8_e4m3fn",))
             scales = np.ascontiguousarray(to_numpy(x[1], "x[1]")[0])
             check(scales, "x[1] (scales)", 2, ("float32",), q.shape[0],
                   -(-q.shape[1] // 128))

@@ -1,8 +1,8 @@
 """The names of the `T` namespace, by role. Shared by the Python-side objects
 (`tilelang.language`) and the frontend, so both agree on what `T.<name>` means."""
 
-DTYPE_NAMES = ("float64", "float32", "float16", "bfloat16", "float8_e4m3", "float8_e5m2",
-               "int64", "int32", "int8", "uint8", "bool")
+DTYPE_NAMES = ("float64", "float32", "float16", "bfloat16", "float8_e4m3fn", "float8_e4m3",
+               "float8_e5m2", "int64", "int32", "int8", "uint8", "bool")
 
 # T.<name>(...) in expressions -> value
 EXPR_FUNCS = ("exp", "exp2", "log", "log2", "sqrt", "rsqrt", "tanh", "sigmoid", "abs",

@@ -22,7 +22,7 @@ _OUT_DTYPES = ("float32", "bfloat16")
 
 def _e4m3():
     from ..dtypes import numpy_dtype
-    return numpy_dtype("float8_e4m3")
+    return numpy_dtype("float8_e4m3fn")
 
 
 def _blocks(n: int) -> int:
@@ -115,7 +115,7 @@ def _matrix(x, name: str) -> np.ndarray:
 def _fp8(x, name: str) -> np.ndarray:
     arr = np.asarray(x)
     if arr.ndim != 2 or arr.dtype != _e4m3():
-        raise ValueError(f"fp8_gemm: {name} must be a 2-D float8_e4m3 array (see "
+        raise ValueError(f"fp8_gemm: {name} must be a 2-D float8_e4m3fn array (see "
                          f"quantize_per_token / quantize_per_block), got {arr.dtype} "
                          f"with shape {arr.shape}")
     return np.ascontiguousarray(arr)

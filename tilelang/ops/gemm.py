@@ -26,7 +26,7 @@ def gemm(A, B, precision: str = "fp32", tile_size: int | None = None, *, block=N
     `precision` is the dtype the operands are stored in for the multiply ("fp32",
     "fp16", "bf16", "fp8"); inputs of another dtype are converted to it first. `out`
     receives the result (shape (M, N), dtype `out_dtype`)."""
-    if precision in ("fp8", "float8", "float8_e4m3", "e4m3"):
+    if precision in ("fp8", "float8", "float8_e4m3fn", "e4m3fn"):
         from .fp8 import fp8_gemm_from_float
         return fp8_gemm_from_float(A, B, transpose_a=transpose_a, transpose_b=transpose_b,
                                    out=out, out_dtype=out_dtype, num_threads=num_threads)

@@ -1,8 +1,8 @@
 """Conversions between dtypes: memory <-> registers, and `Cast` between every pair.
 
 Low-precision floats are computed in float32. Loading widens exactly; storing rounds to
-nearest-even exactly like ml_dtypes' `astype` (float8_e4m3 has no infinity: overflow and
-infinities become NaN; float8_e5m2 overflows to infinity). float16 uses LLVM `half`
+nearest-even exactly like ml_dtypes' `astype` (float8_e4m3fn has no infinity: overflow and
+infinities become NaN; float8_e4m3 and float8_e5m2 overflow to infinity). float16 uses LLVM `half`
 (F16C on x86); bfloat16 and the float8 formats are done with integer bit manipulation,
 branch-free so that loops containing them still vectorise.
 """
@@ -39,12 +39,14 @@ def from_storage(b: ir.IRBuilder, dtype: str, raw: ir.Value) -> ir.Value:
     if dtype == "float8_e5m2":
         # e5m2 is the upper byte of an IEEE half: widening by 8 bits is exact.
         return b.fpext(b.bitcast(b.shl(b.zext(raw, I16), ir.Constant(I16, 8)), F16), F32)
-    if dtype == "float8_e4m3":
-        return _e4m3_to_f32(b, raw)
+    if dtype in ("float8_e4m3fn", "float8_e4m3"):
+        return _e4m3_to_f32(b, raw, ieee=dtype == "float8_e4m3")
     return raw
 
 
-def _e4m3_to_f32(b: ir.IRBuilder, raw: ir.Value) -> ir.Value:
+def _e4m3_to_f32(b: ir.IRBuilder, raw: ir.Value, ieee: bool) -> ir.Value:
+    """e4m3fn: only S.1111.111 is NaN; IEEE-style e4m3: exponent 15 is infinity (mantissa
+    0) or NaN."""
     x = b.zext(raw, I32)
     sign = b.shl(b.and_(x, _c32(0x80)), _c32(24))
     exp = b.and_(b.lshr(x, _c32(3)), _c32(0xF))
@@ -54,8 +56,14 @@ def _e4m3_to_f32(b: ir.IRBuilder, raw: ir.Value) -> ir.Value:
     # subnormal: man * 2^-9, exact in float32
     sub = b.bitcast(b.fmul(b.uitofp(man, F32), ir.Constant(F32, 2.0 ** -9)), I32)
     mag = b.select(b.icmp_unsigned("==", exp, _c32(0)), sub, normal)
-    is_nan = b.icmp_unsigned("==", b.and_(x, _c32(0x7F)), _c32(0x7F))
-    mag = b.select(is_nan, _c32(0x7FC00000), mag)
+    if ieee:
+        top = b.icmp_unsigned("==", exp, _c32(0xF))
+        special = b.select(b.icmp_unsigned("==", man, _c32(0)), _c32(0x7F800000),
+                           _c32(0x7FC00000))
+        mag = b.select(top, special, mag)
+    else:
+        is_nan = b.icmp_unsigned("==", b.and_(x, _c32(0x7F)), _c32(0x7F))
+        mag = b.select(is_nan, _c32(0x7FC00000), mag)
     return b.bitcast(b.or_(sign, mag), F32)
 
 
@@ -67,7 +75,7 @@ def to_storage(b: ir.IRBuilder, dtype: str, value: ir.Value) -> ir.Value:
         return b.zext(value, I8)
     if dtype == "float16":
         return b.fptrunc(value, F16)
-    if dtype in ("bfloat16", "float8_e4m3", "float8_e5m2"):
+    if dtype in ("bfloat16", "float8_e4m3fn", "float8_e4m3", "float8_e5m2"):
         if value.type == F64:
             value = b.fptrunc(value, F32)
         if dtype == "bfloat16":
@@ -88,7 +96,8 @@ def _f32_to_bf16(b: ir.IRBuilder, value: ir.Value) -> ir.Value:
 # format -> (exponent bias, mantissa bits, largest finite encoding, overflow encoding,
 #            NaN encoding)
 _FP8 = {
-    "float8_e4m3": (7, 3, 0x7E, 0x7F, 0x7F),
+    "float8_e4m3fn": (7, 3, 0x7E, 0x7F, 0x7F),
+    "float8_e4m3": (7, 3, 0x77, 0x78, 0x7C),
     "float8_e5m2": (15, 2, 0x7B, 0x7C, 0x7E),
 }
 

@@ -7,7 +7,8 @@ from ...dtypes import C_TYPES
 
 # Scalar parameters of the C entry: the low-precision floats are passed as float and
 # rounded to their format inside the kernel (a C caller has no half/bf16/fp8 type).
-_SCALAR_C = dict(C_TYPES, float16="float", bfloat16="float", float8_e4m3="float",
+_SCALAR_C = dict(C_TYPES, float16="float", bfloat16="float", float8_e4m3fn="float",
+                 float8_e4m3="float",
                  float8_e5m2="float")
 
 

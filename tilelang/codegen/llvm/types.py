@@ -22,13 +22,13 @@ VOID = ir.VoidType()
 
 _COMPUTE = {
     "float64": F64, "float32": F32, "float16": F32, "bfloat16": F32,
-    "float8_e4m3": F32, "float8_e5m2": F32,
+    "float8_e4m3fn": F32, "float8_e4m3": F32, "float8_e5m2": F32,
     "int64": I64, "int32": I32, "int8": I8, "uint8": I8, "bool": I1,
 }
 
 _STORAGE = {
     "float64": F64, "float32": F32, "float16": F16, "bfloat16": I16,
-    "float8_e4m3": I8, "float8_e5m2": I8,
+    "float8_e4m3fn": I8, "float8_e4m3": I8, "float8_e5m2": I8,
     "int64": I64, "int32": I32, "int8": I8, "uint8": I8, "bool": I8,
 }
 

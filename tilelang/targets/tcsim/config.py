@@ -11,8 +11,8 @@ from dataclasses import dataclass, field, fields, replace
 
 # Input dtype of an MMA -> the class that sets its rate (tensor cores run all 16-bit
 # floats at one rate, all 8-bit inputs at twice that, float32 as TF32).
-MMA_CLASS = {"bfloat16": "b16", "float16": "b16", "float8_e4m3": "b8", "float8_e5m2": "b8",
-             "int8": "b8", "uint8": "b8", "float32": "tf32", "float64": "f64"}
+MMA_CLASS = {"bfloat16": "b16", "float16": "b16", "float8_e4m3fn": "b8", "float8_e4m3": "b8",
+             "float8_e5m2": "b8", "int8": "b8", "uint8": "b8", "float32": "tf32", "float64": "f64"}
 
 ENGINES = ("DMA_IN", "DMA_OUT", "MMA", "VEC")
 
