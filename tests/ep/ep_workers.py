@@ -100,6 +100,14 @@ def recipe(group, num_tokens=96, hidden=256, num_topk=4, experts_per_rank=4):
     assert diff < 5e-6, diff
     assert np.all(combined[~routed].astype(np.float32) == 0)
     assert np.allclose(cw, np.where(topk >= 0, w, 0), rtol=1e-6), np.abs(cw - w).max()
+    # an x outside the heap is copied in first; an x written into combine_input is not
+    again, again_w, _ = buffer.combine(fresh, handle, topk_weights=np.array(rw))
+    assert np.array_equal(again.view(np.uint16), combined.view(np.uint16))
+    assert np.array_equal(again_w, cw)
+    staged = buffer.combine_input(handle)
+    staged[:] = fresh
+    third, _, _ = buffer.combine(staged, handle)
+    assert np.array_equal(third.view(np.uint16), combined.view(np.uint16))
 
     # DeepEP's constant rows: x = rank, received rows equal their source rank
     const = (np.ones((num_tokens, hidden), np.float32) * me).astype(BF16)

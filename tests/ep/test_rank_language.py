@@ -80,7 +80,7 @@ def test_misuse_is_tl0901(line, message):
 
 
 def test_local_tile_is_not_a_peer_buffer():
-    err = error("t = T.alloc_shared((64,), \"float32\")", "T.put_block(t[0], y[bx, 0], 64, 1)")
+    err = error("t = T.alloc_shared((64,), \"float32\")", "T.put_block(y[bx, 0], t[0], 64, 1)")
     assert err.diagnostics[0].code == "TL0901" and "shared buffer" in err.render()
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..ir import (Node, Var, Load, Seq, Let, Alloc, Store, For, If, Unary, Module, Copy, Gemm,
-                  Fill, Reduce, TileAtomic, Region, Buffer, children, rewrite)
+                  Fill, Reduce, TileAtomic, PeerCopy, Region, Buffer, children, rewrite)
 from ..ir.canon import canonicalize
 
 EMPTY = Seq(())
@@ -86,7 +86,7 @@ def _read_buffers(node: Node) -> set[str]:
         n = stack.pop()
         if isinstance(n, Load):
             read.add(n.buffer.name)
-        elif isinstance(n, (Copy, Gemm, Fill, Reduce, TileAtomic)):
+        elif isinstance(n, (Copy, Gemm, Fill, Reduce, TileAtomic, PeerCopy)):
             for c in children(n):
                 if isinstance(c, Region):
                     read.add(c.buffer.name)
