@@ -86,10 +86,11 @@ class Buffer:
     def get_buffer_size_hint(num_max_tokens: int, hidden: int, num_ranks: int,
                              num_topk: int = 8, x_bytes: int = 2) -> int:
         """`num_nvl_bytes` for dispatch + combine when every rank sends up to
-        `num_max_tokens` tokens to every rank (the worst case)."""
+        `num_max_tokens` tokens to every rank (the worst case; across hosts as many
+        staging rows again). The heap is backed by memory only as far as it is used."""
         rows = num_max_tokens * num_ranks
         per_row = hidden * x_bytes + num_topk * 12 + (hidden // 128 + 1) * 4
-        return 2 * rows * per_row + (1 << 20)
+        return 2 * 2 * rows * per_row + (1 << 20)
 
     @staticmethod
     def get_low_latency_rdma_size_hint(num_max_dispatch_tokens_per_rank: int, hidden: int,
