@@ -41,3 +41,17 @@ def test_rank_dying_mid_dispatch_stops_the_others(ep_kernels):
 def test_primitives_ring_three_ranks(ep_kernels):
     outputs = run_shm("ring", 3)
     assert all(f"RANK {r} OK" in out for r, out in enumerate(outputs))
+
+
+@pytest.mark.parametrize("num_ranks", [2, 4])
+def test_moe_layer_example(ep_kernels, num_ranks):
+    """examples/moe_layer.py: dispatch -> grouped T.gemm experts -> combine == numpy."""
+    import os
+    from tilelang.runtime.ranks import launch
+    from conftest import HERE, _leftovers
+    script = os.path.join(HERE, "..", "..", "examples", "moe_layer.py")
+    result = launch([script], num_ranks, capture=True, env={"TILELANG_EP_TIMEOUT": "20"})
+    assert result.ok, result.outputs
+    assert all(f"rank {r}/{num_ranks}:" in out and "PASS" in out
+               for r, out in enumerate(result.outputs))
+    assert _leftovers() == []
