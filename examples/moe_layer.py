@@ -4,7 +4,7 @@
 
 Each rank routes its tokens to the top-k of E experts (E/N on each rank), dispatches
 them (tilelang.ep, as with DeepEP), runs its experts as a grouped GEMM written in the
-tile language (examples/grouped_gemm.tl: one T.gemm per local expert over the tokens it
+tile language (examples/moe/grouped_gemm.tl: one T.gemm per local expert over the tokens it
 received, scaled by the top-k weight), and combines the results back. The check:
 y[t] = sum_k weight[t, k] * x[t] @ W[expert[t, k]], in float64 with numpy.
 """
@@ -48,7 +48,7 @@ def run_experts(recv_x, recv_topk_idx, recv_topk_weights, w_local) -> np.ndarray
     start = (np.cumsum(count) - count).astype(np.int32)
     out = np.zeros((recv_x.shape[0], FFN), np.float32)
     if rows.size:
-        gemm = tilelang.compile(os.path.join(HERE, "grouped_gemm.tl"))
+        gemm = tilelang.compile(os.path.join(HERE, "moe", "grouped_gemm.tl"))
         gemm(recv_x, w_local, rows.astype(np.int32),
              recv_topk_weights[rows, slots].astype(np.float32), start, count, out)
     return out

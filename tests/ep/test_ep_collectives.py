@@ -3,7 +3,7 @@ sharing memory, and on 2 emulated hosts x 2 ranks through MPI; the faults (a ran
 in the middle of a dispatch, a bad expert id on one rank)."""
 import pytest
 
-from conftest import run_mpi, run_shm
+from ep_support import ROOT, WORKERS, launch, run_mpi, run_shm
 
 
 @pytest.mark.parametrize("num_ranks", [2, 4])
@@ -25,9 +25,7 @@ def test_bad_expert_id_fails_every_rank_before_data_moves(ep_kernels):
 
 
 def test_rank_dying_mid_dispatch_stops_the_others(ep_kernels):
-    from tilelang.runtime.ranks import launch
-    from conftest import WORKERS, _leftovers
-    result = launch([WORKERS, "dies"], 3, capture=True, env={"TILELANG_EP_TIMEOUT": "20"})
+    result = launch([WORKERS, "dies"], 3)
     assert result.returncodes[1] == 17
     assert result.returncodes[0] == 0 and result.returncodes[2] == 0, result.outputs
     for r in (0, 2):
@@ -35,7 +33,6 @@ def test_rank_dying_mid_dispatch_stops_the_others(ep_kernels):
         assert "RankAbortedError TL0906" in out and "rank 1 exited with status 17" in out
         seconds = float(out.split("RAISED after ")[1].split(" s")[0])
         assert seconds < 20                   # well within the timeout: no hang
-    assert _leftovers() == []
 
 
 def test_primitives_ring_three_ranks(ep_kernels):
@@ -47,11 +44,7 @@ def test_primitives_ring_three_ranks(ep_kernels):
 def test_moe_layer_example(ep_kernels, num_ranks):
     """examples/moe_layer.py: dispatch -> grouped T.gemm experts -> combine == numpy."""
     import os
-    from tilelang.runtime.ranks import launch
-    from conftest import HERE, _leftovers
-    script = os.path.join(HERE, "..", "..", "examples", "moe_layer.py")
-    result = launch([script], num_ranks, capture=True, env={"TILELANG_EP_TIMEOUT": "20"})
+    result = launch([os.path.join(ROOT, "examples", "moe_layer.py")], num_ranks)
     assert result.ok, result.outputs
     assert all(f"rank {r}/{num_ranks}:" in out and "PASS" in out
                for r, out in enumerate(result.outputs))
-    assert _leftovers() == []
