@@ -104,6 +104,9 @@ def recipe(group, num_tokens=96, hidden=256, num_topk=4, experts_per_rank=4):
     again, again_w, _ = buffer.combine(fresh, handle, topk_weights=np.array(rw))
     assert np.array_equal(again.view(np.uint16), combined.view(np.uint16))
     assert np.array_equal(again_w, cw)
+    into = np.full(combined.shape, 7, combined.dtype)
+    same, _, _ = buffer.combine(recv, handle, out=into)
+    assert same is into and np.array_equal(into.view(np.uint16), combined.view(np.uint16))
     staged = buffer.combine_input(handle)
     staged[:] = fresh
     third, _, _ = buffer.combine(staged, handle)
@@ -117,6 +120,12 @@ def recipe(group, num_tokens=96, hidden=256, num_topk=4, experts_per_rank=4):
         end = int(handle_c[0][s, me])
         assert np.all(recv_c[start:end].astype(np.float32) == s)
         start = end
+
+    # copy=True hands out arrays of their own instead of views of the heap
+    own, own_idx, _, _, _, _ = buffer.dispatch(x, topk_idx=topk, topk_weights=w, copy=True,
+                                               **layout)
+    assert not buffer.heap.contains(own.ctypes.data, own.nbytes) and own.flags.owndata
+    assert np.array_equal(own.view(np.uint16), fresh.view(np.uint16))
 
     # a cached dispatch through the handle equals the fresh one
     again, none1, none2, none3, none4, _ = buffer.dispatch(x, handle=handle)

@@ -363,12 +363,13 @@ class Buffer:
 
     def combine(self, x, handle: Handle, topk_weights=None, bias=None, config=None,
                 previous_event=None, async_finish: bool = False,
-                allocate_on_comm_stream: bool = False):
+                allocate_on_comm_stream: bool = False, out=None):
         """(combined_x, combined_topk_weights, event): each token's rows from the ranks
         it went to, read straight from their heaps and added in fp32 (no weights: the
         experts apply them); the weights passed are summed the same way (None when not
         given). An `x` that is this Buffer's `recv_x` (or `combine_input`) is read in
-        place; any other is first copied into the heap."""
+        place; any other is first copied into the heap. `out`: an array to write
+        combined_x into (as DeepEP's low-latency combine allows), else a new one."""
         if not isinstance(handle, Handle):
             raise TypeError("combine needs the handle of a dispatch of this Buffer")
         plan = handle.plan
@@ -387,7 +388,9 @@ class Buffer:
         k, hidden = (0 if w is None else w.shape[1]), a.shape[1]
         comb_x, comb_w = self._combine_inputs(plan, a, w, k)
         num_tokens = handle.slots.shape[0]
-        out_x = np.empty((num_tokens, hidden), a.dtype)
+        out_x = np.empty((num_tokens, hidden), a.dtype) if out is None else \
+            check(to_numpy(out, "out")[0], "out", 2, (dtypes.from_numpy(a.dtype),),
+                  num_tokens, hidden)
         out_w = np.empty((num_tokens, k), np.float32)
         pe, base = plan.combine_sources()
         combine_kernels(dtypes.from_numpy(a.dtype))["combine_reduce"](
