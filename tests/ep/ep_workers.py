@@ -40,8 +40,12 @@ def recipe(group, num_tokens=96, hidden=256, num_topk=4, experts_per_rank=4):
     """DeepEP's test_intranode, on numpy."""
     me, R = group.rank(), group.size()
     E = experts_per_rank * R
-    buffer = ep.Buffer(group, ep.Buffer.get_buffer_size_hint(num_tokens, hidden, R, num_topk,
-                                                             x_bytes=4))
+    size = ep.Buffer.get_buffer_size_hint(num_tokens, hidden, R, num_topk, x_bytes=4)
+    if group.transport == "mpi":            # DeepEP's spelling for an mpi4py communicator
+        buffer = ep.Buffer(None, size, comm=group.comm)
+        assert buffer.group is group
+    else:
+        buffer = ep.Buffer(group, size)
     data = [inputs(s, num_tokens, hidden, num_topk, E) for s in range(R)]
     refs = [layout_ref(d[1], E, R) for d in data]
     x, topk, w = data[me]
