@@ -373,7 +373,10 @@ def explain(code, list_all):
 # commands that live in modules of their own, built with this module's options
 from .profiler.command import command as _profile_command  # noqa: E402
 
+from .launchcmd import launch as _launch  # noqa: E402
+
 main.add_command(_profile_command(sys.modules[__name__]))
+main.add_command(_launch)
 
 # `tilec simulate-ep` (the EP cluster model) lives in a module of its own
 from .ep.cluster.command import command as _simulate_ep  # noqa: E402

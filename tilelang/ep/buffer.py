@@ -86,10 +86,11 @@ class Buffer:
     def get_buffer_size_hint(num_max_tokens: int, hidden: int, num_ranks: int,
                              num_topk: int = 8, x_bytes: int = 2) -> int:
         """`num_nvl_bytes` for dispatch + combine when every rank sends up to
-        `num_max_tokens` tokens to every rank (the worst case)."""
+        `num_max_tokens` tokens to every rank (the worst case; across hosts as many
+        staging rows again). The heap is backed by memory only as far as it is used."""
         rows = num_max_tokens * num_ranks
         per_row = hidden * x_bytes + num_topk * 12 + (hidden // 128 + 1) * 4
-        return 2 * rows * per_row + (1 << 20)
+        return 2 * 2 * rows * per_row + (1 << 20)
 
     @staticmethod
     def get_low_latency_rdma_size_hint(num_max_dispatch_tokens_per_rank: int, hidden: int,
@@ -324,7 +325,9 @@ class Buffer:
         if k:
             specs += [("topk_idx", rows, k, np.int64), ("topk_weights", rows, k, np.float32)]
         recv = self._regions(specs, self._start, "dispatch")
-        self._dispatch_end = recv["_end"]
+        # combine rows go past every dispatch's rows so far: the receive tensors of an
+        # earlier dispatch (a cached one may lay out fewer) stay intact for combine
+        self._dispatch_end = max(self._dispatch_end, recv["_end"])
         lib = dispatch_kernels(dtypes.from_numpy(xs[0].dtype))
         if not started:
             lib["barrier"](self._barrier)
@@ -360,45 +363,79 @@ class Buffer:
 
     def combine(self, x, handle: Handle, topk_weights=None, bias=None, config=None,
                 previous_event=None, async_finish: bool = False,
-                allocate_on_comm_stream: bool = False):
+                allocate_on_comm_stream: bool = False, out=None):
         """(combined_x, combined_topk_weights, event): each token's rows from the ranks
-        it went to, added in fp32 (no weights: the experts apply them); the weights
-        passed are summed the same way (None when not given)."""
+        it went to, read straight from their heaps and added in fp32 (no weights: the
+        experts apply them); the weights passed are summed the same way (None when not
+        given). An `x` that is this Buffer's `recv_x` (or `combine_input`) is read in
+        place; any other is first copied into the heap. `out`: an array to write
+        combined_x into (as DeepEP's low-latency combine allows), else a new one."""
         if not isinstance(handle, Handle):
             raise TypeError("combine needs the handle of a dispatch of this Buffer")
         plan = handle.plan
         a, as_torch = to_numpy(x, "x")
-        a = check(a, "x", 2, _X_KINDS, cols=handle.hidden)
+        a = check(a, "x", 2, _X_KINDS)            # the experts may change the width
         if a.shape[0] < plan.num_recv:
             raise ValueError(f"x has {a.shape[0]} rows; rank {self.rank} received "
                              f"{plan.num_recv} tokens")
-        a = np.ascontiguousarray(a[:plan.num_recv])
-        w = np.zeros((plan.num_recv, 0), np.float32)
+        a = a[:plan.num_recv]
+        w = None
         if topk_weights is not None:
             w = check(to_numpy(topk_weights, "topk_weights")[0], "topk_weights", 2,
-                      ("float32",))
-            w = np.ascontiguousarray(w[:plan.num_recv])
-        k, hidden = w.shape[1], a.shape[1]
-        comb = self._regions([("x", plan.combine_rows, hidden, a.dtype),
-                              ("w", plan.combine_rows, k, np.float32)],
-                             self._dispatch_end, "combine")
-        lib = combine_kernels(dtypes.from_numpy(a.dtype))
-        dispatch_kernels()["barrier"](self._barrier)
-        start, count, pe, base = plan.combine_targets()
-        lib["combine_send"](a, w, start, count, pe, base, comb["x"], comb["w"])
-        if self.group.num_hosts > 1:
-            transport.combine_across_hosts(self.group, plan, a, w, comb)
-        dispatch_kernels()["barrier"](self._barrier)
+                      ("float32",))[:plan.num_recv]
+            if w.shape[1] > 32:
+                raise ValueError(f"combine sums at most 32 top-k weights, got {w.shape[1]}")
+        k, hidden = (0 if w is None else w.shape[1]), a.shape[1]
+        comb_x, comb_w = self._combine_inputs(plan, a, w, k)
         num_tokens = handle.slots.shape[0]
-        out_x = np.empty((num_tokens, hidden), a.dtype)
+        out_x = np.empty((num_tokens, hidden), a.dtype) if out is None else \
+            check(to_numpy(out, "out")[0], "out", 2, (dtypes.from_numpy(a.dtype),),
+                  num_tokens, hidden)
         out_w = np.empty((num_tokens, k), np.float32)
-        lib["combine_reduce"](handle.slots, plan.reduce_bases(), comb["x"], comb["w"],
-                              out_x, out_w)
+        pe, base = plan.combine_sources()
+        combine_kernels(dtypes.from_numpy(a.dtype))["combine_reduce"](
+            handle.slots, pe, base, comb_x, comb_w, out_x, out_w)
+        dispatch_kernels()["barrier"](self._barrier)         # peers are done reading
         if bias is not None:
             out_x = self._add_bias(out_x, bias)
         return (from_numpy(out_x, as_torch),
                 from_numpy(out_w, as_torch) if topk_weights is not None else None,
                 EventOverlap())
+
+    def combine_input(self, handle: Handle, dtype=None) -> np.ndarray:
+        """A heap view [received tokens, hidden] to write the expert outputs into, so
+        that combine reads them in place (valid until the next dispatch)."""
+        import ml_dtypes
+        dt = np.dtype(ml_dtypes.bfloat16 if dtype is None else dtype)
+        rows = handle.plan.recv_rows + handle.plan.staging_rows
+        region = self._regions([("x", rows, handle.hidden, dt)], self._dispatch_end,
+                               "combine")
+        return region["x"][:handle.plan.num_recv]
+
+    def _combine_inputs(self, plan: Plan, a: np.ndarray, w, k: int):
+        """(comb_x, comb_w): the symmetric arrays combine reads on every rank. x stays
+        where it is when it is a heap view at the same offset on every rank (agreed by
+        an all-gather, which also tells every rank the others' inputs are in place);
+        otherwise it is copied into the combine rows, which also hold the rows MPI
+        brings from other hosts."""
+        rows = plan.recv_rows + plan.staging_rows
+        std = self._regions([("x", rows, a.shape[1], a.dtype), ("w", rows, k, np.float32)],
+                            self._dispatch_end, "combine")
+        if w is not None:
+            np.copyto(std["w"][:plan.num_recv], w)
+        here = None
+        if self.group.num_hosts == 1 and a.flags.c_contiguous and \
+                self.heap.contains(a.ctypes.data, rows * a.strides[0]):
+            here = self.heap.offset_of(a)
+        offsets = self.group.allgather(here)
+        if here is not None and all(o == here for o in offsets):
+            return self.heap.view(here, (rows, a.shape[1]), a.dtype), std["w"]
+        if not (a.ctypes.data == std["x"].ctypes.data):
+            np.copyto(std["x"][:plan.num_recv], a)
+        if self.group.num_hosts > 1:
+            transport.combine_across_hosts(self.group, plan, a, w, std)
+        dispatch_kernels()["barrier"](self._barrier)
+        return std["x"], std["w"]
 
     @staticmethod
     def _add_bias(out, bias):

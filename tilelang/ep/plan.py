@@ -74,30 +74,18 @@ class Plan:
 
     # -- combine ------------------------------------------------------------------------
 
-    @property
-    def combine_rows(self) -> int:
-        """Combine rows every rank reserves: the most (token, rank) pairs any rank sent."""
-        return int(self.counts.sum(axis=1).max(initial=0))
-
-    def combine_start(self, r: int, s: int | None = None) -> int:
-        """First combine row, on rank s (default: this rank), of the rows from rank r."""
-        s = self.rank if s is None else s
-        return int(self.counts[s, :r].sum())
-
-    def combine_targets(self) -> tuple:
-        """(src_start, src_count, dest_pe, dest_base) per token-owning rank s: the rows
-        this rank received from s go back to s's combine rows (counts 0 for ranks on
-        other hosts: MPI carries those)."""
-        n = self.num_ranks
-        start = np.array([self.recv_start(s) for s in range(n)], np.int32)
-        count = np.array([self.counts[s, self.rank] if self.local(s) else 0
-                          for s in range(n)], np.int32)
-        pe = np.array([s if self.local(s) else self.rank for s in range(n)], np.int32)
-        base = np.array([self.combine_start(self.rank, s) for s in range(n)], np.int32)
-        return start, count, pe, base
-
-    def reduce_bases(self) -> np.ndarray:
-        return np.array([self.combine_start(r) for r in range(self.num_ranks)], np.int32)
+    def combine_sources(self) -> tuple[np.ndarray, np.ndarray]:
+        """(src_pe, src_base) per rank r the tokens went to: this rank's tokens sit in
+        r's combine input from row `recv_start(self.rank, r)` — on r itself when r shares
+        the host, in this rank's staging rows (where MPI put them) when it does not."""
+        pe = np.empty(self.num_ranks, np.int32)
+        base = np.empty(self.num_ranks, np.int32)
+        for r in range(self.num_ranks):
+            if self.local(r):
+                pe[r], base[r] = r, self.recv_start(self.rank, r)
+            else:
+                pe[r], base[r] = self.rank, self.staging_start(r)
+        return pe, base
 
 
 __all__ = ["Plan"]

@@ -1,7 +1,7 @@
 """The MPI legs of dispatch and combine between hosts (ranks on one host move data by
 address in the kernels). Rows go straight to where the receiver's kernels expect them:
 dispatch rows from the sender's staging rows into the receiver's receive rows, combine
-rows from the expert outputs into the token owner's combine rows."""
+rows from the expert outputs into the token owner's staging rows of its combine input."""
 from __future__ import annotations
 
 import numpy as np
@@ -32,16 +32,20 @@ def dispatch_across_hosts(group, plan, recv: dict) -> None:
     _exchange(group.comm, sends, recvs)
 
 
-def combine_across_hosts(group, plan, x: np.ndarray, w: np.ndarray, comb: dict) -> None:
+def combine_across_hosts(group, plan, x: np.ndarray, w, comb: dict) -> None:
+    """The expert outputs for tokens of other hosts' ranks, into those ranks' staging
+    rows of their combine input (where their combine kernel reads them)."""
     sends, recvs = [], []
     for r in range(plan.num_ranks):
         if plan.local(r):
             continue
         n_back = int(plan.counts[r, plan.rank])      # rows of r's tokens computed here
         n_mine = int(plan.counts[plan.rank, r])      # rows of my tokens computed on r
-        for tag, (src, dst) in enumerate(((x, comb["x"]), (w, comb["w"]))):
-            sends.append((r, 10 + tag, _rows(src, plan.recv_start(r), n_back)))
-            recvs.append((r, 10 + tag, _rows(dst, plan.combine_start(r), n_mine)))
+        pairs = [(x, comb["x"])] + ([(w, comb["w"])] if w is not None else [])
+        for tag, (src, dst) in enumerate(pairs):
+            sends.append((r, 10 + tag, _rows(np.ascontiguousarray(src), plan.recv_start(r),
+                                             n_back)))
+            recvs.append((r, 10 + tag, _rows(dst, plan.staging_start(r), n_mine)))
     _exchange(group.comm, sends, recvs)
 
 

@@ -38,8 +38,9 @@ class RankOpMixin:
         return self._op_get_block(tree, span, "T.get_warp", _COPY_HINTS)
 
     def _peer_copy(self, kind, name, args, pe_tree, span):
-        src, src_idx = self._address(args["src"], f"the source of {name}")
-        dst, dst_idx = self._address(args["dst"], f"the destination of {name}")
+        # the side on this rank may be a block-local tile (a peer's row pulled into it)
+        src, src_idx = self._address(args["src"], f"the source of {name}", kind == "put")
+        dst, dst_idx = self._address(args["dst"], f"the destination of {name}", kind == "get")
         if src.dtype != dst.dtype:
             raise fail(CR.BAD_RANK_OP, f"{name} copies bytes between tensors of one dtype: "
                        f"`{src.name}` is {src.dtype}, `{dst.name}` is {dst.dtype}",
@@ -50,7 +51,7 @@ class RankOpMixin:
         return PeerCopy(kind, src, src_idx, dst, dst_idx, _int32(size), self._pe(pe_tree),
                         span=span)
 
-    def _address(self, tree, what):
+    def _address(self, tree, what, local_ok=False):
         """(buffer, indices) of `T.address_of(buf[i, ...])` or `buf[i, ...]`."""
         if isinstance(tree, Tree) and tree.data == "call":
             callee = self.eval(tree.children[0])
@@ -60,15 +61,15 @@ class RankOpMixin:
         if not (isinstance(tree, Tree) and tree.data == "getitem"):
             raise fail(CR.BAD_RANK_OP, f"{what} must be an element `buf[i, j]` or "
                        "`T.address_of(buf[i, j])`", self.spans.of(tree), "not an element")
-        return self._global_element(tree, what)
+        return self._global_element(tree, what, local_ok)
 
-    def _global_element(self, tree, what):
+    def _global_element(self, tree, what, local_ok=False):
         base = self.eval(tree.children[0])
         if not isinstance(base, BufRef):
             raise fail(CR.BAD_RANK_OP, f"{what} must be an element of a tensor, found "
                        f"{describe(base)}", span_of(base), "not a tensor")
         buf = base.buffer
-        if buf.scope != "global":
+        if buf.scope == "var" or (buf.scope != "global" and not local_ok):
             raise fail(CR.BAD_RANK_OP, f"{what} is `{buf.name}`, a {buf.scope} buffer",
                        self.spans.of(tree), "not a global tensor",
                        help="multi-rank primitives reach tensors in global memory (kernel "

@@ -459,7 +459,8 @@ class Prefetch(Stmt):
 class PeerCopy(Stmt):
     """`T.put_block(T.address_of(src[..]), T.address_of(dst[..]), size, dst_pe)` (kind
     "put": dst is on rank `pe`) or `T.get_block(..., src_pe)` (kind "get": src is on rank
-    `pe`): `size` contiguous elements from the start elements given, same dtype."""
+    `pe`): `size` contiguous elements from the start elements given, same dtype. The
+    side on this rank may be a block-local tile."""
     kind: str                        # "put" | "get"
     src: Buffer
     src_indices: tuple[Expr, ...]

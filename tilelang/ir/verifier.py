@@ -306,8 +306,9 @@ class _FuncVerifier:
             _fail(s, f"unknown peer copy kind {s.kind!r}")
         for buf, idx in ((s.src, s.src_indices), (s.dst, s.dst_indices)):
             self.access(scope, buf, idx, s)
-            if buf.scope != "global":
-                _fail(s, f"peer copy of {buf.name!r}, a {buf.scope} buffer")
+        if s.remote.scope != "global":
+            _fail(s, f"peer copy reaching {s.remote.name!r}, a {s.remote.scope} buffer, on "
+                     f"a peer")
         if s.src.dtype != s.dst.dtype:
             _fail(s, f"peer copy from {s.src.dtype} to {s.dst.dtype}")
         self.expr(scope, s.size)

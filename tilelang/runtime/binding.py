@@ -138,6 +138,11 @@ class BindingPlan:
             for kind, _ in dims)
         self._single = len(self._allocs) == 1
 
+    @property
+    def tensor_params(self) -> tuple:
+        """The input tensor parameters, in the order `bind` keeps their arrays."""
+        return self._tensors
+
     def _check_bound(self, sym_index: dict, binders: dict) -> None:
         for sym, k in sym_index.items():
             if k in binders:

@@ -22,6 +22,7 @@ from .context import entry_alloca
 from .types import I1, I32, I64, PTR, VOID, storage_type
 
 _WAIT_FN = "tilelang.wait"
+READ_AHEAD = 4096          # bytes prefetched after a T.get_block
 _SLOW_EVERY = 255          # spins between clock / abort checks
 _YIELD_AFTER = 4096        # spins before a wait starts sleeping between checks
 _SLEEP_US = 50
@@ -158,6 +159,27 @@ class RankEmitter:
         memcpy = convert.intrinsic(self.ctx.module, "llvm.memcpy.p0.p0.i64", VOID,
                                    [PTR, PTR, I64, I1])
         b.call(memcpy, [dst, src, nbytes, ir.Constant(I1, 0)])
+        if s.kind == "get":
+            self._read_ahead(src, nbytes)
+
+    def _read_ahead(self, src, nbytes) -> None:
+        """Prefetch what follows a block read from a heap (up to READ_AHEAD bytes): rows
+        are read chunk after chunk, and the hardware prefetcher stops at every 4 KiB
+        page of shared memory (no transparent huge pages there)."""
+        b = self.b
+        span = b.select(b.icmp_signed("<", nbytes, ir.Constant(I64, READ_AHEAD)), nbytes,
+                        ir.Constant(I64, READ_AHEAD))
+        count = b.udiv(span, ir.Constant(I64, 64))
+        fn = convert.intrinsic(self.ctx.module, "llvm.prefetch.p0", VOID,
+                               [PTR, I32, I32, I32])
+        end = b.gep(src, [nbytes], inbounds=False, source_etype=ir.IntType(8))
+
+        def line(i):
+            at = b.gep(end, [b.mul(i, ir.Constant(I64, 64))], inbounds=False,
+                       source_etype=ir.IntType(8))
+            b.call(fn, [at, ir.Constant(I32, 0), ir.Constant(I32, 2), ir.Constant(I32, 1)])
+
+        self.counted_loop(I64, ir.Constant(I64, 0), count, line, name="read_ahead")
 
     def _element(self, s):
         ptr, at, n = self._linear(s.buffer, s.indices)

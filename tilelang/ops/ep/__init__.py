@@ -19,6 +19,8 @@ def library(name: str, **defines):
         if lib is None:
             import tilelang
             lib = tilelang.compile(os.path.join(_HERE, f"{name}.tl"), defines=dict(defines))
+            if hasattr(lib, "library"):            # a file of one kernel: its library
+                lib = lib.library()
             _LIBS[key] = lib
     return lib
 

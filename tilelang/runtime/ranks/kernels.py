@@ -26,7 +26,7 @@ class RankLaunch:
         """The rank table for this launch (a private copy: the kernel writes its ERR_*
         words), stored in the last slot."""
         heap = None
-        for p, a in zip(plan._tensors, arrays):
+        for p, a in zip(plan.tensor_params, arrays):
             if p.name not in self.symmetric:
                 continue
             h = find_heap(a.ctypes.data, a.nbytes)
@@ -41,7 +41,7 @@ class RankLaunch:
                     f"than the kernel's other peer-reached tensors; one launch uses one "
                     f"heap", codes.NOT_SYMMETRIC, p.name)
             heap = h
-        if any(n not in {p.name for p in plan._tensors} for n in self.symmetric):
+        if any(n not in {p.name for p in plan.tensor_params} for n in self.symmetric):
             raise LaunchValueError(f"{self.spec.name}: a tensor reached on peers cannot be "
                                    f"an out_idx output", codes.NOT_SYMMETRIC)
         self._heap = heap
@@ -54,13 +54,13 @@ class RankLaunch:
         if code == T.ERR_NONE:
             return
         rank = int(table[T.RANK])
-        index, site_no = int(table[T.ERR_SITE]), int(table[T.ERR_SITE])
+        site_no = int(table[T.ERR_SITE])
         site = self.sites[site_no] if 0 <= site_no < len(self.sites) else {}
         op, buf = site.get("op", "a multi-rank statement"), site.get("buffer", "?")
         where = f" at {site['where']}" if site.get("where") else ""
         pe, observed = int(table[T.ERR_PE]), int(table[T.ERR_OBSERVED])
         expected, index = int(table[T.ERR_EXPECTED]), int(table[T.ERR_INDEX])
-        shapes = {p.name: a.shape for p, a in zip(plan._tensors, arrays)}
+        shapes = {p.name: a.shape for p, a in zip(plan.tensor_params, arrays)}
         head = f"rank {rank}: {op} on `{buf}`{where} in kernel {self.spec.name}"
         if code == T.ERR_TIMEOUT:
             element = _element(buf, index, shapes) if op != "T.barrier_blocks" else \

@@ -1,0 +1,65 @@
+"""Running the EP scenarios as ranks: under the shm launcher or mpiexec; every run must
+leave nothing behind in /dev/shm."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+WORKERS = os.path.join(HERE, "ep_workers.py")
+TIMEOUT_S = "20"              # a wait gives up after this (the default is 60 s)
+
+
+def leftovers() -> list:
+    """Segments of runs started here, or of any run whose owner is gone."""
+    from tilelang.runtime.ranks.shm import list_segments, owner_alive
+    own = str(os.getpid())
+    return [n for n in list_segments() if n.split("-")[1] == own or
+            (n.split("-")[1].isdigit() and not owner_alive(int(n.split("-")[1])))]
+
+
+def mpiexec() -> str | None:
+    exe = os.path.join(os.path.dirname(sys.executable), "mpiexec")
+    if os.path.exists(exe):
+        return exe
+    return shutil.which("mpiexec")
+
+
+def launch(argv: list, num_ranks: int, **env):
+    from tilelang.runtime.ranks import launch as run
+    result = run(argv, num_ranks, capture=True, env={"TILELANG_EP_TIMEOUT": TIMEOUT_S, **env})
+    assert leftovers() == []
+    return result
+
+
+def run_shm(scenario: str, num_ranks: int, **env) -> list:
+    """Each rank's output; fails the test unless every rank exited 0."""
+    result = launch([WORKERS, scenario], num_ranks, **env)
+    assert result.ok, report(result.returncodes, result.outputs)
+    return result.outputs
+
+
+def run_mpi(scenario: str, num_ranks: int, ranks_per_host: int) -> str:
+    pytest.importorskip("mpi4py")
+    exe = mpiexec()
+    if exe is None:
+        pytest.skip("no mpiexec (pip install mpich)")
+    env = dict(os.environ, TILELANG_EP_TIMEOUT=TIMEOUT_S, TILELANG_NUM_THREADS="1",
+               TILELANG_EP_RANKS_PER_HOST=str(ranks_per_host))
+    proc = subprocess.run([exe, "-n", str(num_ranks), sys.executable, WORKERS, scenario],
+                          env=env, capture_output=True, text=True, timeout=300)
+    assert leftovers() == []
+    assert proc.returncode == 0, report([proc.returncode], [proc.stdout + proc.stderr])
+    return proc.stdout
+
+
+def report(codes, outputs) -> str:
+    lines = [f"exit codes {codes}"]
+    for rank, out in enumerate(outputs):
+        lines.append(f"--- rank {rank} ---\n{out[-3000:]}")
+    return "\n".join(lines)
