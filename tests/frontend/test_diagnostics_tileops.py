@@ -16,10 +16,18 @@ def test_tl0301_missing_kernel():
     check_at(src, "TL0301", "kernel `empty` has no `with T.Kernel(...)`", 4, "empty")
 
 
-def test_tl0302_second_kernel():
-    src = HEADER + "    with T.Kernel(4) as by:\n        pass\n"
-    d = check_at(src, "TL0302", "only one `T.Kernel`", L, "with T.Kernel(4) as by:")
+def test_tl0302_statement_between_grids():
+    src = HEADER + "    y = x * 2\n    with T.Kernel(4) as by:\n        pass\n"
+    d = check_at(src, "TL0302", "statement between two `T.Kernel` grids", L, "y = x * 2")
     assert d.secondary[0].line == PRE
+
+
+def test_a_second_grid_is_a_kernel_of_two_grids():
+    from tilelang.frontend import parse_module
+    src = HEADER + "    with T.Kernel(4) as bx:\n        pass\n"
+    (f,) = parse_module(src, "k.tl").funcs
+    assert [len(k.grid) for k in f.grids()] == [1, 1]
+    assert [k.block_vars[0].name for k in f.grids()] == ["bx", "bx_1"]
 
 
 def test_tl0303_nested_kernel():

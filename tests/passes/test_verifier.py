@@ -104,12 +104,14 @@ def test_load_dtype_matches_buffer():
            "load of float32 buffer 'A' has dtype int32")
 
 
-def test_exactly_one_kernel():
+def test_grids_follow_the_prologue():
     func = module(*kernel_func("k", (A,), (c(1),), [])[:1]).funcs[0]
-    two = replace(func, body=Seq(func.body.stmts * 2))
-    expect(Module((two,)), "2 T.Kernel blocks")
+    verify(Module((replace(func, body=Seq(func.body.stmts * 2)),)))    # two grids
     none = replace(func, body=Seq(()))
-    expect(Module((none,)), "0 T.Kernel blocks")
+    expect(Module((none,)), "no T.Kernel block")
+    let = Let(Var("n", "int32"), c(1))
+    between = replace(func, body=Seq(func.body.stmts + (let,) + func.body.stmts))
+    expect(Module((between,)), "between or after its T.Kernel grids")
 
 
 def test_tile_op_outside_kernel():

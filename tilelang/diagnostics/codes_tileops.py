@@ -2,12 +2,14 @@
 from .codes import register
 
 KERNEL_MISSING = register("TL0301", "kernel has no T.Kernel", """
-Every `@T.prim_func` contains exactly one `with T.Kernel(gx, gy, ...) as (bx, by):`
+Every `@T.prim_func` contains at least one `with T.Kernel(gx, gy, ...) as (bx, by):`
 that launches its grid of blocks; the work of the kernel goes inside it.
 """)
-KERNEL_TWICE = register("TL0302", "T.Kernel used twice", """
-A prim_func launches exactly one grid. Merge the bodies into one `with T.Kernel(...)`,
-or write two kernels.
+KERNEL_TWICE = register("TL0302", "statement between T.Kernel grids", """
+A prim_func is its prologue (lets, `T.alloc_global` workspaces) followed by one or more
+grids, `with T.Kernel(...)` blocks that run one after another (each finishes before the
+next starts: a split pass, then a combine). Nothing else may stand between or after the
+grids: move lets and workspaces before the first `T.Kernel`, or into a grid's body.
 """)
 KERNEL_NESTED = register("TL0303", "nested T.Kernel", """
 `with T.Kernel(...)` cannot appear inside another `T.Kernel` (or inside a loop or

@@ -1,5 +1,6 @@
-"""One `@T.prim_func`: parameters, the prologue (lets, global workspaces) and the
-single `with T.Kernel(...)`."""
+"""One `@T.prim_func`: parameters, the prologue (lets, global workspaces) and its
+grids: one or more `with T.Kernel(...)` blocks, run one after another (a split pass,
+then a combine), written directly or inside `@T.macro`s called at the top level."""
 from __future__ import annotations
 
 from lark import Tree
@@ -29,7 +30,7 @@ class FunctionBuilder(ExprMixin, StmtMixin, LoopMixin, TileOpMixin, RankOpMixin)
         self.symbol_names: set[str] = set()
         self.collecting_params = False
         self.in_kernel = False
-        self.kernel_node = None
+        self.kernel_node = None                # the first grid, once built
         self.nesting = 0
         self.macro_stack: list[str] = []
         self.overrides: set[str] = set()      # names given by `constants` (parse_function)
@@ -148,36 +149,49 @@ class FunctionBuilder(ExprMixin, StmtMixin, LoopMixin, TileOpMixin, RankOpMixin)
     def prologue_and_kernel(self, body, name_tok) -> list:
         out = []
         for t in body.children:
-            if self.kernel_node is not None and not _is_trivial(t) and t.data != "with_stmt":
-                raise fail(C3.STMT_OUTSIDE_KERNEL, "statement after `T.Kernel`",
-                           self.spans.of(t), "outside the kernel",
-                           help="a prim_func ends with its `with T.Kernel(...)` block")
             for s in self.stmt(t):
                 if not isinstance(s, (Let, Alloc, Kernel)):
                     raise fail(C3.STMT_OUTSIDE_KERNEL, "this statement must be inside "
                                "`T.Kernel`", self.spans.of(t), "outside the kernel",
                                help="only lets and T.alloc_global may precede the kernel")
+                if isinstance(s, Kernel) and self.kernel_node is None:
+                    self.kernel_node = s
                 out.append(s)
         if self.kernel_node is None:
             raise fail(C3.KERNEL_MISSING, f"kernel `{name_tok}` has no `with T.Kernel(...)`",
                        self.spans.of(name_tok), "no grid launched",
                        help="wrap the body in `with T.Kernel(grid_x, grid_y) as (bx, by):`")
+        self._check_grid_order(out)
         return out
 
+    def _check_grid_order(self, stmts) -> None:
+        """Lets and workspaces come before the first grid; after it, only grids."""
+        kernels = [i for i, s in enumerate(stmts) if isinstance(s, Kernel)]
+        for i in range(kernels[0], len(stmts)):
+            s = stmts[i]
+            if isinstance(s, Kernel):
+                continue
+            if i < kernels[-1]:
+                raise fail(C3.KERNEL_TWICE, "statement between two `T.Kernel` grids", s.span,
+                           "between the grids",
+                           secondary=[(self.kernel_node.span, "first grid")],
+                           help="lets and T.alloc_global go before the first grid; the "
+                                "grids follow one another")
+            raise fail(C3.STMT_OUTSIDE_KERNEL, "statement after `T.Kernel`", s.span,
+                       "outside the kernel",
+                       help="a prim_func ends with its `with T.Kernel(...)` grids")
+
     def kernel(self, ctx, targets, body_tree, span) -> Kernel:
-        if self.in_kernel or self.nesting > 0 or self.macro_stack:
+        """One grid. Several may follow each other at the top level of the prim_func
+        (also from a macro called there); each finishes before the next starts."""
+        if self.in_kernel or self.nesting > 0:
             raise fail(C3.KERNEL_NESTED, "`T.Kernel` inside another statement", span,
                        "nested kernel", help="T.Kernel must be a top-level statement of the "
                        "prim_func")
-        if self.kernel_node is not None:
-            raise fail(C3.KERNEL_TWICE, "a prim_func can launch only one `T.Kernel`", span,
-                       "second kernel", secondary=[(self.kernel_node.span, "first kernel")],
-                       help="merge the bodies, or write a second prim_func")
         args = bind(Sig("T.Kernel", (("threads", 128),), varargs="grid", min_varargs=1,
                         max_varargs=3, ignored=("is_cpu", "prelude")), ctx, self.spans)
         grid = tuple(self.eval_int(t, "an integer grid size") for t in args["grid"])
         threads = self.const_arg(args["threads"], "threads")
-        self.kernel_node = Kernel(grid, (), threads, Seq(()), span=span)
         with self.scope.block():
             block_vars = self._block_vars(targets, len(grid), self.spans.of(ctx))
             self.in_kernel = True
@@ -185,8 +199,7 @@ class FunctionBuilder(ExprMixin, StmtMixin, LoopMixin, TileOpMixin, RankOpMixin)
                 body = self.block(body_tree)
             finally:
                 self.in_kernel = False
-        self.kernel_node = Kernel(grid, block_vars, threads, body, span=span)
-        return self.kernel_node
+        return Kernel(grid, block_vars, threads, body, span=span)
 
     def _block_vars(self, targets, n, ctx_span):
         if targets is None:
@@ -207,8 +220,3 @@ class FunctionBuilder(ExprMixin, StmtMixin, LoopMixin, TileOpMixin, RankOpMixin)
             out.append(var)
         return tuple(out)
 
-
-def _is_trivial(tree) -> bool:
-    if tree.data == "pass_stmt":
-        return True
-    return tree.data == "expr_stmt" and getattr(tree.children[0], "data", "") == "string"

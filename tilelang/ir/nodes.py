@@ -567,12 +567,37 @@ class Kernel(Stmt):
 class PrimFunc(Node):
     """A kernel. `params` are Buffers (tensors) or Vars (scalars), in signature order.
     `symbols` are the symbolic sizes (T.dynamic) the signature uses, in first-use order.
-    `body` is a Seq of Lets/Allocs of global workspaces followed by exactly one Kernel."""
+    `body` is a Seq of Lets/Allocs of global workspaces (the prologue) followed by one or
+    more Kernels, the grids, which run in order: each grid finishes before the next one
+    starts, so a later grid reads what an earlier one wrote (split-KV, then combine)."""
     name: str
     params: tuple[Buffer | Var, ...]
     symbols: tuple[Var, ...]
     body: Stmt
     span: Span = _span()
+
+    def items(self) -> list[Stmt]:
+        """The body's statements with nested Seqs flattened."""
+        out: list[Stmt] = []
+
+        def flatten(s):
+            if isinstance(s, Seq):
+                for c in s.stmts:
+                    flatten(c)
+            else:
+                out.append(s)
+        flatten(self.body)
+        return out
+
+    def grids(self) -> list[Kernel]:
+        """The Kernels of the body, in launch order."""
+        return [s for s in self.items() if isinstance(s, Kernel)]
+
+    def prologue(self) -> list[Stmt]:
+        """The Lets and workspace Allocs that precede the first grid."""
+        items = self.items()
+        first = next((i for i, s in enumerate(items) if isinstance(s, Kernel)), len(items))
+        return items[:first]
 
 
 @dataclass(frozen=True)

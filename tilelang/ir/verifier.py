@@ -129,9 +129,13 @@ class _FuncVerifier:
             else:
                 _fail(func, f"parameter of unexpected kind {type(p).__name__}")
         self.stmt(scope, func.body)
-        if self.kernels != 1:
-            _fail(func, f"function {func.name!r} has {self.kernels} T.Kernel blocks, "
-                        f"expected exactly one")
+        if self.kernels < 1:
+            _fail(func, f"function {func.name!r} has no T.Kernel block")
+        items = func.items()
+        first = next(i for i, s in enumerate(items) if isinstance(s, Kernel))
+        if any(not isinstance(s, Kernel) for s in items[first:]):
+            _fail(func, f"function {func.name!r} has statements between or after its "
+                        f"T.Kernel grids")
 
     # ------------------------------------------------------------------ statements
 

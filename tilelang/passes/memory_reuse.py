@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from ..ir.nodes import Alloc, Module
 from ..ir.visitor import rewrite
 from ..targets.cpu.machine import MACHINES as CPU_MACHINES
-from .liveness import PLANNED_SCOPES, Live, block_liveness, kernel_of
+from .liveness import PLANNED_SCOPES, Live, block_liveness
 
 
 @dataclass(frozen=True)
@@ -71,11 +71,12 @@ def memory_reuse(module: Module, rules: Rules = CPU_RULES) -> Module:
     """The pass: every plannable Alloc gets the offset and alignment of its plan."""
     funcs = []
     for func in module.funcs:
-        kernel = kernel_of(func.body)
-        if kernel is None:
+        grids = func.grids()
+        if not grids:
             funcs.append(func)
             continue
-        places = {s.live.name: (s.offset, rules.align)
+        # each grid runs alone (the next starts when it has finished): one plan each
+        places = {s.live.name: (s.offset, rules.align) for kernel in grids
                   for arena in plan_kernel(kernel, rules) for s in arena.slots}
         funcs.append(rewrite(func, lambda n: _place(n, places)))
     return replace(module, funcs=tuple(funcs))

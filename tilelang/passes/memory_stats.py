@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from .. import dtypes
 from ..ir.nodes import Alloc, Const, Kernel, Module
 from ..ir.visitor import walk
-from .liveness import PLANNED_SCOPES, block_liveness, kernel_of, plannable
+from .liveness import PLANNED_SCOPES, block_liveness, plannable
 
 UNPLANNED_ALIGN = 64      # what codegen gives a buffer of its own (an alloca)
 
@@ -100,8 +100,7 @@ def memory_report(module: Module, rings: bool = False) -> MemoryReport:
 
 
 def _kernel_figures(func, rings: bool = False) -> KernelFigures:
-    kernel = kernel_of(func.body)
-    scopes = () if kernel is None else _scope_figures(kernel, rings)
+    scopes = _grid_figures([_scope_figures(k, rings) for k in func.grids()])
     bufs = [n.buffer for n in walk(func.body)
             if isinstance(n, Alloc) and n.buffer.scope == "global"]
     ws, offset = [], []
@@ -109,6 +108,20 @@ def _kernel_figures(func, rings: bool = False) -> KernelFigures:
         ws.append((buf.name, _bytes_expr(buf), _sum(offset) if offset else "0"))
         offset.append(_bytes_expr(buf))
     return KernelFigures(func.name, scopes, tuple(ws))
+
+
+def _grid_figures(per_grid: list) -> tuple[ScopeFigures, ...]:
+    """One figure per scope for a kernel of several grids: every grid's rows; the grids
+    run one after another, so the memory a scope needs is its largest grid's."""
+    if len(per_grid) == 1:
+        return per_grid[0]
+    out = []
+    for scope in PLANNED_SCOPES:
+        figs = [f for grid in per_grid for f in grid if f.scope == scope]
+        if figs:
+            out.append(ScopeFigures(scope, tuple(r for f in figs for r in f.rows),
+                                    max(f.before for f in figs), max(f.after for f in figs)))
+    return tuple(out)
 
 
 def _scope_figures(kernel: Kernel, rings: bool = False) -> tuple[ScopeFigures, ...]:

@@ -29,8 +29,8 @@ class Kernel:
     can only be passed by position).
     """
 
-    def __init__(self, spec: KernelSpec, blocks_addr: int, num_blocks_addr: int, owner,
-                 out_idx=None, num_threads=None):
+    def __init__(self, spec: KernelSpec, grid_addrs, owner, out_idx=None, num_threads=None):
+        """`grid_addrs`: the (blocks, num_blocks) code addresses of each grid, in order."""
         self.spec = spec
         self.name = spec.name
         self._owner = owner                        # keeps the code mapped while we live
@@ -38,8 +38,9 @@ class Kernel:
         # converting it (the cheapest argument conversion it has).
         args_t = slots_type(spec.num_slots)
         i64 = ctypes.c_int64
-        self._blocks = ctypes.CFUNCTYPE(None, args_t, i64, i64)(blocks_addr)
-        self._num_blocks = ctypes.CFUNCTYPE(i64, args_t)(num_blocks_addr)
+        self._grids = tuple((ctypes.CFUNCTYPE(None, args_t, i64, i64)(blocks),
+                             ctypes.CFUNCTYPE(i64, args_t)(num_blocks))
+                            for blocks, num_blocks in grid_addrs)
         # A library-wide default may not suit every kernel: checked at the first call.
         self._default_out_idx = out_idx
         self._num_threads = None if num_threads is None else check_num_threads(num_threads)
@@ -98,11 +99,10 @@ class Kernel:
             num_threads = self._num_threads
         else:
             check_num_threads(num_threads)
-        if self._ranks is None:
-            launch(self._blocks, self._num_blocks, slots, num_threads)
-        else:
-            table = self._ranks.prepare(plan, slots, keep[0])
-            launch(self._blocks, self._num_blocks, slots, num_threads)
+        table = None if self._ranks is None else self._ranks.prepare(plan, slots, keep[0])
+        for blocks, num_blocks in self._grids:     # in order, each to completion
+            launch(blocks, num_blocks, slots, num_threads)
+        if table is not None:
             self._ranks.check(table, plan, keep[0])
         del keep                                   # arrays stayed alive through the launch
         return result
@@ -124,11 +124,10 @@ class Library(KernelMap):
         self.manifest = {k: v for k, v in parsed.items() if k != "specs"}
         self._kernels: dict[str, Kernel] = {}
         for spec in parsed["specs"]:
-            blocks = _resolve(resolve, f"{spec.name}__blocks", where)
-            num_blocks = _resolve(resolve, f"{spec.name}__num_blocks", where)
+            addrs = [(_resolve(resolve, g.blocks, where), _resolve(resolve, g.num_blocks, where))
+                     for g in spec.grids]
             default = out_idx.get(spec.name) if isinstance(out_idx, dict) else out_idx
-            self._kernels[spec.name] = Kernel(spec, blocks, num_blocks, owner, default,
-                                              num_threads)
+            self._kernels[spec.name] = Kernel(spec, addrs, owner, default, num_threads)
 
     @classmethod
     def from_cdll(cls, cdll: ctypes.CDLL, manifest=None, *, path=None, out_idx=None,

@@ -52,15 +52,25 @@ class RankSpec:
 
 
 @dataclass(frozen=True)
+class GridSpec:
+    """One grid of a kernel: its entry symbols and (for people) its size formulas."""
+    blocks: str                    # void (const int64_t *args, int64_t begin, int64_t end)
+    num_blocks: str                # int64_t (const int64_t *args)
+    grid: tuple = ()
+    threads: int | None = None
+
+
+@dataclass(frozen=True)
 class KernelSpec:
     name: str
     params: tuple                  # of ParamSpec
     symbols: tuple                 # of str, in args-slot order
     workspaces: tuple              # of BufferSpec
-    grid: tuple                    # human-readable grid formulas
+    grid: tuple                    # human-readable grid formulas (of the first grid)
     threads: int | None
     raw: dict                      # the manifest entry as read
     lets: tuple = ()               # (name, SizeExpr) computed from symbols and scalars
+    grids: tuple = ()              # of GridSpec, in launch order (each runs to completion)
     ranks: "RankSpec | None" = None  # multi-rank kernels: one more slot, the rank table
 
     @property
@@ -129,7 +139,7 @@ def kernel_spec(entry, where: str) -> KernelSpec:
     return KernelSpec(name, params, tuple(symbols), workspaces,
                       tuple(str(g) for g in entry.get("grid", [])),
                       threads if isinstance(threads, int) else None, entry,
-                      _lets(entry, ctx), _ranks(entry, pnames, ctx))
+                      _lets(entry, ctx), _grids(entry, ctx), _ranks(entry, pnames, ctx))
 
 
 def _ranks(entry: dict, pnames: list, ctx: str) -> RankSpec | None:
@@ -145,6 +155,30 @@ def _ranks(entry: dict, pnames: list, ctx: str) -> RankSpec | None:
     if not (isinstance(sites, list) and all(isinstance(x, dict) for x in sites)):
         raise ArtifactError(f"{ctx}: 'ranks.sites' must be a list of objects")
     return RankSpec(tuple(symmetric), tuple(sites))
+
+
+def _grids(entry: dict, ctx: str) -> tuple:
+    """The grids in launch order; a manifest without `grids` describes one grid whose
+    entries have the one-grid names `<name>__blocks` / `<name>__num_blocks`."""
+    if "grids" not in entry:
+        name = entry["name"]
+        threads = entry.get("threads")
+        return (GridSpec(f"{name}__blocks", f"{name}__num_blocks",
+                         tuple(str(g) for g in entry.get("grid", [])),
+                         threads if isinstance(threads, int) else None),)
+    grids = []
+    for i, g in enumerate(_list(entry, "grids", ctx)):
+        if not (isinstance(g, dict) and isinstance(g.get("blocks"), str)
+                and isinstance(g.get("num_blocks"), str)):
+            raise ArtifactError(f"{ctx}: grid {i} needs the names of its 'blocks' and "
+                                f"'num_blocks' entries")
+        threads = g.get("threads")
+        grids.append(GridSpec(g["blocks"], g["num_blocks"],
+                              tuple(str(x) for x in g.get("grid", [])),
+                              threads if isinstance(threads, int) else None))
+    if not grids:
+        raise ArtifactError(f"{ctx}: 'grids' is empty")
+    return tuple(grids)
 
 
 def _list(entry: dict, key: str, ctx: str) -> list:

@@ -3,7 +3,11 @@
     name__impl        internal: typed arguments (tensors `noalias`), runs blocks begin..end
     name__blocks      void (const int64_t *args, int64_t begin, int64_t end)
     name__num_blocks  int64_t (const int64_t *args)
-    name              void (T0 *p0, ..., int64_t sym0, ...): the whole grid, for C callers
+    name              void (T0 *p0, ..., int64_t sym0, ...): every grid, for C callers
+
+A kernel of several grids exports blocks / num_blocks for each: grid 0 under the names
+above, grid g under `name__grid<g>__blocks` / `name__grid<g>__num_blocks` (the manifest
+lists them); the C entry runs the grids one after another.
 
 `args` slots: one per parameter (tensor address; integer/bool sign-extended; float as the
 bits of a double), one per symbolic size, one per global workspace, and for a kernel that
@@ -24,28 +28,24 @@ from .types import F32, F64, I8, I64, PTR, VOID, compute_type
 from ...diagnostics import codes_codegen as codes
 
 
-def split_body(func: PrimFunc) -> tuple[list, Kernel]:
-    """(prologue Lets / workspace Allocs, the Kernel) of a function body."""
-    items = []
-
-    def flatten(s):
-        if isinstance(s, Seq):
-            for c in s.stmts:
-                flatten(c)
-        else:
-            items.append(s)
-
-    flatten(func.body)
-    kernels = [i for i, s in enumerate(items) if isinstance(s, Kernel)]
-    if len(kernels) != 1 or kernels[0] != len(items) - 1:
-        raise internal(f"{func.name}: the body must end in exactly one T.Kernel")
-    prologue = items[:-1]
+def split_body(func: PrimFunc) -> tuple[list, list[Kernel]]:
+    """(prologue Lets / workspace Allocs, the grids in launch order) of a function."""
+    prologue, grids = func.prologue(), func.grids()
+    if not grids or len(prologue) + len(grids) != len(func.items()):
+        raise internal(f"{func.name}: the body must be a prologue followed by T.Kernel grids")
     for s in prologue:
         if not isinstance(s, (Let, Alloc)):
             raise user_error(codes.UNSUPPORTED_NODE,
                              f"{type(s).__name__} before T.Kernel in {func.name!r}: only "
                              f"assignments and T.alloc_global may precede the kernel", s.span)
-    return prologue, items[-1]
+    return prologue, grids
+
+
+def grid_symbols(name: str, g: int) -> tuple[str, str]:
+    """(blocks, num_blocks) entry names of grid `g` of kernel `name`; grid 0 keeps the
+    one-grid names, so a kernel of one grid exports what it always did."""
+    stem = name if g == 0 else f"{name}__grid{g}"
+    return f"{stem}__blocks", f"{stem}__num_blocks"
 
 
 def workspaces(prologue) -> list[Buffer]:
@@ -160,9 +160,10 @@ def _grid_sizes(em: StmtEmitter, kernel: Kernel) -> list:
 
 # ----------------------------------------------------------------------------- functions
 
-def _emit_impl(module, func: PrimFunc, prologue, kernel: Kernel) -> ir.Function:
+def _emit_impl(module, func: PrimFunc, prologue, kernel: Kernel, g: int) -> ir.Function:
     tys = _impl_types(func, prologue)
-    fn, ctx, em = _function(module, f"{func.name}__impl", VOID, tys + [I64, I64], True)
+    name = f"{func.name}__impl" + (str(g) if g else "")
+    fn, ctx, em = _function(module, name, VOID, tys + [I64, I64], True)
     for arg, ty in zip(fn.args, tys):
         if ty == PTR:
             arg.add_attribute("noalias")   # the runtime rejects overlapping tensors
@@ -189,8 +190,8 @@ def _block(em: StmtEmitter, kernel: Kernel, sizes, blk) -> None:
     em.stmt(kernel.body)
 
 
-def _emit_blocks(module, func, prologue, impl) -> ir.Function:
-    fn, ctx, em = _function(module, f"{func.name}__blocks", VOID, [PTR, I64, I64])
+def _emit_blocks(module, func, prologue, impl, g: int) -> ir.Function:
+    fn, ctx, em = _function(module, grid_symbols(func.name, g)[0], VOID, [PTR, I64, I64])
     values = _unpack(em, func, fn.args[0], prologue)
     em.b.call(impl, values + [fn.args[1], fn.args[2]])
     em.b.ret_void()
@@ -198,8 +199,8 @@ def _emit_blocks(module, func, prologue, impl) -> ir.Function:
     return fn
 
 
-def _emit_num_blocks(module, func, prologue, kernel) -> ir.Function:
-    fn, ctx, em = _function(module, f"{func.name}__num_blocks", I64, [PTR])
+def _emit_num_blocks(module, func, prologue, kernel, g: int) -> ir.Function:
+    fn, ctx, em = _function(module, grid_symbols(func.name, g)[1], I64, [PTR])
     _bind_all(em, func, prologue, _unpack(em, func, fn.args[0], prologue))
     total = ir.Constant(I64, 1)
     for size in _grid_sizes(em, kernel):
@@ -234,7 +235,9 @@ def _c_param_value(b: ir.IRBuilder, value, param) -> ir.Value:
     return convert.cast(b, value, src, param.dtype)
 
 
-def _emit_c_entry(module, func, prologue, blocks, num_blocks) -> ir.Function:
+def _emit_c_entry(module, func, prologue, entries) -> ir.Function:
+    """The C entry: binds the arguments, allocates the workspaces once, then runs every
+    grid whole, in order (`entries`: its (blocks, num_blocks) functions)."""
     ptys = [PTR if isinstance(p, Buffer) else c_scalar_type(p.dtype) for p in func.params]
     ranked = uses_ranks(func)
     fn, ctx, em = _function(module, func.name, VOID,
@@ -259,8 +262,9 @@ def _emit_c_entry(module, func, prologue, blocks, num_blocks) -> ir.Function:
               [_c_param_value(b, v, p) for p, v in zip(func.params, params)] + list(syms)
               + [fn.args[-1]] * ranked)
     ptrs = _alloc_workspaces(em, prologue, ws, put, len(func.params) + len(func.symbols))
-    n = b.call(num_blocks, [args])
-    b.call(blocks, [args, ir.Constant(I64, 0), n])
+    for blocks, num_blocks in entries:
+        n = b.call(num_blocks, [args])
+        b.call(blocks, [args, ir.Constant(I64, 0), n])
     free = convert.intrinsic(module, "free", VOID, [PTR])
     for p in ptrs:
         b.call(free, [p])
@@ -297,12 +301,15 @@ def _alloc_workspaces(em, prologue, ws, put, first_slot) -> list:
 
 
 def emit_kernel(module: ir.Module, func: PrimFunc) -> None:
-    """All four entry points of `func` into `module`."""
-    prologue, kernel = split_body(func)
-    impl = _emit_impl(module, func, prologue, kernel)
-    blocks = _emit_blocks(module, func, prologue, impl)
-    num_blocks = _emit_num_blocks(module, func, prologue, kernel)
-    _emit_c_entry(module, func, prologue, blocks, num_blocks)
+    """The entry points of `func` into `module`: blocks / num_blocks per grid, the C
+    entry that runs them all."""
+    prologue, grids = split_body(func)
+    entries = []
+    for g, kernel in enumerate(grids):
+        impl = _emit_impl(module, func, prologue, kernel, g)
+        entries.append((_emit_blocks(module, func, prologue, impl, g),
+                        _emit_num_blocks(module, func, prologue, kernel, g)))
+    _emit_c_entry(module, func, prologue, entries)
 
 
 def emit_manifest_getter(module: ir.Module, text: str) -> None:
@@ -319,5 +326,5 @@ def emit_manifest_getter(module: ir.Module, text: str) -> None:
     b.ret(g)
 
 
-__all__ = ["emit_kernel", "emit_manifest_getter", "split_body", "workspaces",
+__all__ = ["emit_kernel", "emit_manifest_getter", "split_body", "grid_symbols", "workspaces",
            "c_scalar_type"]

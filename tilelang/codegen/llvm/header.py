@@ -38,21 +38,35 @@ def _kernel_decls(k: dict) -> list[str]:
         args.append("int64_t *rank_table")
         docs.append(" *   rank_table: the multi-rank launch table (docs/multirank.md)")
     ws = k.get("workspaces", [])
-    lines = [f"/* {name}: grid ({', '.join(k['grid'])}), threads={k['threads']}", *docs]
+    grids = k.get("grids") or [{"grid": k["grid"], "threads": k["threads"],
+                                "blocks": f"{name}__blocks",
+                                "num_blocks": f"{name}__num_blocks",
+                                "arenas": k.get("arenas", [])}]
+    if len(grids) == 1:
+        lines = [f"/* {name}: grid ({', '.join(k['grid'])}), threads={k['threads']}", *docs]
+    else:
+        lines = [f"/* {name}: {len(grids)} grids run in order, each to completion: "
+                 + "; ".join(f"({', '.join(g['grid'])}) threads={g['threads']}"
+                             for g in grids), *docs]
     if ws:
         lines.append(" * Workspaces (allocated zeroed by the C entry; if an allocation fails "
                      "the kernel does not run): "
                      + ", ".join(f"{w['name']} {w['dtype']}{_shape_text(w['shape'])}" for w in ws))
-    arenas = k.get("arenas", [])
+    arenas = max((g.get("arenas", []) for g in grids),
+                 key=lambda a: sum(x["bytes"] for x in a))
     if arenas:
         lines.append(f" * Block-local memory: {sum(a['bytes'] for a in arenas)} bytes of stack "
                      f"per call (" + ", ".join(f"{a['scope']} {a['bytes']}" for a in arenas)
                      + "); run it on a thread whose stack has room.")
     lines.append(" * `args` slots: parameters, then symbolic sizes, then workspaces"
-                 + (", then the rank table. */" if "ranks" in k else ". */"))
+                 + (", then the rank table." if "ranks" in k else ".")
+                 + (" A caller driving the grids itself runs each one's blocks, in order,"
+                    " finishing a grid before starting the next." if len(grids) > 1 else "")
+                 + " */")
     lines.append(f"void {name}({', '.join(args) or 'void'});")
-    lines.append(f"void {name}__blocks(const int64_t *args, int64_t begin, int64_t end);")
-    lines.append(f"int64_t {name}__num_blocks(const int64_t *args);")
+    for g in grids:
+        lines.append(f"void {g['blocks']}(const int64_t *args, int64_t begin, int64_t end);")
+        lines.append(f"int64_t {g['num_blocks']}(const int64_t *args);")
     return lines
 
 

@@ -1,7 +1,8 @@
 """The JSON manifest embedded in every object / shared library (docs/interfaces.md).
 
-It is all the runtime needs to bind arguments: parameters, symbolic sizes, workspaces.
-The `grid` strings are for people; the runtime asks `name__num_blocks`.
+It is all the runtime needs to bind arguments and launch: parameters, symbolic sizes,
+workspaces, and the grids in launch order with their entry symbols. The `grid` strings
+are for people; the runtime asks each grid's `num_blocks` entry.
 """
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from ... import dtypes
 from ...ir.nodes import (Atomic, AtomicFetch, Barrier, Binary, Buffer, Call, Cast, Const, Let,
                          Load, Module, PeerCopy, PrimFunc, SignalOp, Store, Unary, Var, Wait)
 from ...ir.visitor import walk
-from .abi import split_body, workspaces
+from .abi import grid_symbols, split_body, workspaces
 from .arena import arena_sizes
 from .ranks import rank_sites, symmetric_buffers, uses_ranks
 from .target import TargetSpec
@@ -97,10 +98,23 @@ def _param(p, access: dict) -> dict:
     return {"name": p.name, "kind": "scalar", "dtype": p.dtype}
 
 
+def _grid_entry(func: PrimFunc, kernel, g: int) -> dict:
+    grid = [format_expr(x) for x in kernel.grid]
+    blocks, num_blocks = grid_symbols(func.name, g)
+    return {
+        "grid": grid + ["1"] * (3 - len(grid)),
+        "threads": kernel.threads,
+        "blocks": blocks,
+        "num_blocks": num_blocks,
+        # block-local memory: stack of each `__blocks` / C-entry call (memory_reuse's arenas)
+        "arenas": [{"scope": scope, "bytes": size, "align": align}
+                   for scope, (size, align) in arena_sizes(kernel).items()],
+    }
+
+
 def kernel_entry(func: PrimFunc) -> dict:
-    prologue, kernel = split_body(func)
-    grid = [format_expr(g) for g in kernel.grid]
-    grid += ["1"] * (3 - len(grid))
+    prologue, kernels = split_body(func)
+    grids = [_grid_entry(func, k, g) for g, k in enumerate(kernels)]
     access = _access(func)
     lets = [{"name": s.var.name, "expr": format_expr(s.value)} for s in prologue
             if isinstance(s, Let) and dtypes.is_int(s.var.dtype) and is_size_expr(s.value)]
@@ -111,11 +125,12 @@ def kernel_entry(func: PrimFunc) -> dict:
         "workspaces": [{"name": w.name, "dtype": w.dtype, "shape": _shape(w.shape)}
                        for w in workspaces(prologue)],
         "lets": lets,
-        "grid": grid,
-        "threads": kernel.threads,
-        # block-local memory: stack of each `__blocks` / C-entry call (memory_reuse's arenas)
-        "arenas": [{"scope": scope, "bytes": size, "align": align}
-                   for scope, (size, align) in arena_sizes(kernel).items()],
+        # the first grid's, as a kernel of one grid has always described itself
+        "grid": grids[0]["grid"],
+        "threads": grids[0]["threads"],
+        "arenas": grids[0]["arenas"],
+        # every grid in launch order: each runs to completion before the next starts
+        "grids": grids,
     }
     if uses_ranks(func):
         entry["ranks"] = {"symmetric": symmetric_buffers(func),

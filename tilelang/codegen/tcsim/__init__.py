@@ -3,15 +3,16 @@
     compile_module(module, config=DEFAULT_CONFIG, raster=0) -> {kernel name: Artifact}
 
 Input: the tile-level IR of the tcsim pipeline (`targets/tcsim/pipeline.py`: tile ops
-still whole, on-chip buffers placed by `memory_reuse`). Each kernel becomes one program:
-block indices in r0..r2, symbolic sizes and scalar parameters preloaded, tile ops lowered
-by stmts.py / vec.py / pipeline.py with the synchronisation of emit.py.
+still whole, on-chip buffers placed by `memory_reuse`). Each kernel becomes one program
+(a kernel of several grids, one per grid): block indices in r0..r2, symbolic sizes and
+scalar parameters preloaded, tile ops lowered by stmts.py / vec.py / pipeline.py with
+the synchronisation of emit.py.
 """
 from __future__ import annotations
 
 from ...diagnostics import ArtifactError, Diagnostic, TileLangError
 from ...diagnostics.codes_tcsim import DOES_NOT_FIT, UNKNOWN_CONFIG
-from ...ir.nodes import Alloc, Buffer, Const, Gemm, Kernel, Seq, Var
+from ...ir.nodes import Alloc, Buffer, Const, Gemm, Var
 from ...ir.visitor import walk
 from ...targets.tcsim.artifact import Artifact, check_fits
 from ...targets.tcsim.config import DEFAULT_CONFIG, ConfigError, get_config
@@ -40,13 +41,15 @@ def compile_module(module, config=DEFAULT_CONFIG, *, raster: int = 0,
     out = {}
     for f in module.funcs:
         _reject_ranks(f)
-        prog = compile_func(f, cfg, raster=raster, cluster=cluster)
-        try:
-            check_fits(prog, cfg)
-        except ArtifactError as e:
-            raise TileLangError(Diagnostic(DOES_NOT_FIT, str(e), help=(
-                "use smaller tiles or fewer pipeline stages"))) from None
-        out[f.name] = Artifact(prog, cfg.name)
+        progs = [compile_func(f, cfg, raster=raster, cluster=cluster, grid=g)
+                 for g in range(len(f.grids()))]
+        for prog in progs:
+            try:
+                check_fits(prog, cfg)
+            except ArtifactError as e:
+                raise TileLangError(Diagnostic(DOES_NOT_FIT, str(e), help=(
+                    "use smaller tiles or fewer pipeline stages"))) from None
+        out[f.name] = Artifact(progs[0], cfg.name, tuple(progs[1:]))
     return out
 
 
@@ -74,12 +77,14 @@ def _cluster_dims(cluster) -> tuple[int, int, int]:
     return dims
 
 
-def compile_func(f, cfg, raster: int = 0, cluster=(1, 1, 1)) -> Program:
+def compile_func(f, cfg, raster: int = 0, cluster=(1, 1, 1), grid: int = 0) -> Program:
+    """The program of grid `grid` of `f` (a kernel of several grids is one program per
+    grid, run in order on the same tensors and workspaces)."""
     plan = LevelPlan(cfg)
     cluster = _cluster_dims(cluster)
-    first = _lower(f, None, None, raster, plan, cluster)     # pass 1: who touches what
+    first = _lower(f, None, None, raster, plan, cluster, grid)   # pass 1: who touches what
     groups = alias_groups(first.program.buffers)
-    return _lower(f, first.table_seen, groups, raster, plan, cluster).program
+    return _lower(f, first.table_seen, groups, raster, plan, cluster, grid).program
 
 
 class _Result:
@@ -105,10 +110,10 @@ def alias_groups(buffers) -> dict:
     return {n: find(n) for n in parent}
 
 
-def _lower(f, table, groups, raster, plan, cluster=(1, 1, 1)) -> _Result:
+def _lower(f, table, groups, raster, plan, cluster=(1, 1, 1), index: int = 0) -> _Result:
     em = Emitter(table, groups)
     env, params = {}, []
-    kernel, pre = _split_body(f)
+    kernel, pre = f.grids()[index], f.prologue()
     if len(kernel.block_vars) < sum(1 for c in cluster if c > 1):
         raise unsupported(kernel, f"a cluster over {len(kernel.block_vars)}-D grid")
     block_regs = []
@@ -146,18 +151,11 @@ def _lower(f, table, groups, raster, plan, cluster=(1, 1, 1)) -> _Result:
     em.emit("HALT")
     code = em.prologue() + em.code
     grid = tuple(grid_text(g) for g in kernel.grid) + ("1",) * (3 - len(kernel.grid))
-    prog = Program(f.name, tuple(params), tuple(symbols), grid, tuple(block_regs),
+    name = f.name if index == 0 else f"{f.name}__grid{index}"
+    prog = Program(name, tuple(params), tuple(symbols), grid, tuple(block_regs),
                    tuple(em.buffers.values()), (("done", 4),), tuple(code), raster,
                    max(em.nregs, 1), kernel.threads, cluster)
     return _Result(prog, {k: frozenset(v) for k, v in em.seen.items()})
-
-
-def _split_body(f):
-    body = f.body.stmts if isinstance(f.body, Seq) else (f.body,)
-    kernels = [s for s in body if isinstance(s, Kernel)]
-    if len(kernels) != 1:
-        raise unsupported(f, "a kernel function must hold exactly one T.Kernel")
-    return kernels[0], [s for s in body if not isinstance(s, Kernel)]
 
 
 def _shape(b: Buffer) -> tuple:

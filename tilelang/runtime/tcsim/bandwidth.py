@@ -151,6 +151,16 @@ class L2:
                       if c - shift > -self.capacity}
         self.clock -= shift
 
+    def fresh_counts(self) -> "L2":
+        """A cache holding what this one holds, with its counters at zero: the next grid
+        of a kernel finds in L2 what the previous one left there (a copy, so that a
+        grid simulated again at another clock starts from the same contents)."""
+        new = L2(self.capacity * self.sector, self.sector)
+        new.clock = self.clock
+        new.maps = {k: v.copy() for k, v in self.maps.items()}
+        new.boxes = dict(self.boxes)
+        return new
+
 
 _REBASE = 1 << 40
 

@@ -52,10 +52,14 @@ def bind(program, args, kwargs, functional: bool):
         kwargs = {k: _shape_only(v, k, by_value) for k, v in kwargs.items()}
     bound = plan.bind_named(tuple(args), kwargs)
     env = dict(bound.values)
-    env["__grid__"] = [evaluate(g, env) for g in program.grid] + [1] * (3 - len(program.grid))
-    if min(env["__grid__"]) <= 0:
-        env["__grid__"] = [0, 0, 0]
+    env["__grid__"] = grid_of(program, env)
     return bound.tensors, env
+
+
+def grid_of(program, env) -> list:
+    """The program's grid (x, y, z) for the bound sizes; all zeros when it is empty."""
+    grid = [evaluate(g, env) for g in program.grid] + [1] * (3 - len(program.grid))
+    return [0, 0, 0] if min(grid) <= 0 else grid
 
 
 def _shape_only(value, name: str, by_value: set):

@@ -130,3 +130,38 @@ def build_report(sim) -> Report:
         blocks_per_core=sim.resident, instructions=sim.instructions,
         issued_flops=sum(sim.flops.values()), clock_ghz=clock,
         nominal_clock_ghz=cfg.clock_ghz, calibrated=cfg.calibrated)
+
+
+def sequence(reports: list, cfg) -> Report:
+    """One report for grids run one after another (a kernel of several grids): times,
+    work, bytes and stalls add up; shares, rates and the clock are over the whole run
+    (weighted by each grid's time)."""
+    time_s = sum(r.time_s for r in reports)
+
+    def weighted(get) -> float:
+        return sum(get(r) * r.time_s for r in reports) / time_s if time_s else 0.0
+    keys = dict.fromkeys(k for r in reports for k in r.bytes)
+    bytes_ = {k: sum(r.bytes.get(k, 0) for r in reports) for k in keys}
+    hits = sum(r.l2_hit_rate * r.bytes.get("l2_read", 0) for r in reports)
+    cycles = sum(r.cycles for r in reports)
+    roof = sum(r.roofline_cycles for r in reports)
+    compute = sum(r.roofline_cycles for r in reports if r.roofline_bound == "compute")
+    flops = sum(r.flops for r in reports)
+    return Report(
+        config=reports[0].config, cycles=cycles, time_s=time_s, flops=flops,
+        tflops=flops / time_s / 1e12 if time_s else 0.0,
+        mma_utilization=weighted(lambda r: r.mma_utilization), roofline_cycles=roof,
+        roofline_bound="compute" if compute * 2 >= roof else "memory",
+        roofline_fraction=roof / cycles if cycles else 0.0, bytes=bytes_,
+        l2_hit_rate=hits / bytes_["l2_read"] if bytes_.get("l2_read") else 0.0,
+        engine_busy={k: weighted(lambda r: r.engine_busy.get(k, 0.0))
+                     for k in reports[0].engine_busy},
+        stalls={k: sum(r.stalls.get(k, 0) for r in reports) for k in reports[0].stalls},
+        engine_stalls={k: {kind: weighted(lambda r: r.engine_stalls.get(k, {}).get(kind, 0.0))
+                           for kind in v} for k, v in reports[0].engine_stalls.items()},
+        blocks=sum(r.blocks for r in reports), waves=sum(r.waves for r in reports),
+        cores=reports[0].cores, blocks_per_core=max(r.blocks_per_core for r in reports),
+        instructions=sum(r.instructions for r in reports),
+        issued_flops=sum(r.issued_flops for r in reports),
+        clock_ghz=weighted(lambda r: r.clock_ghz), nominal_clock_ghz=cfg.clock_ghz,
+        calibrated=reports[0].calibrated)

@@ -21,7 +21,7 @@ from .errors import RaceError, SimError
 from .execute import apply
 from .grid import block_order
 from .hazards import Hazards
-from .launch import bind
+from .launch import bind, grid_of
 from .machine import DONE, POOL, STEP, TRY, Core, Engine, Op
 from .report import build_report
 from .useful import on_load as useful_load, on_mma as useful_mma, on_vec as useful_vec, \
@@ -30,7 +30,7 @@ from .useful import on_load as useful_load, on_mma as useful_mma, on_vec as usef
 
 class Simulator:
     def __init__(self, program, cfg, tensors, env, functional=True, trace=False,
-                 check_races=None, max_events=None, clock_ghz=None):
+                 check_races=None, max_events=None, clock_ghz=None, l2=None):
         self.program, self.cfg = program, cfg
         # the clock the cores run at: bandwidths in bytes per second become bytes per
         # cycle of this clock (a throttled core sees memory relatively faster)
@@ -51,7 +51,8 @@ class Simulator:
         self.hbm_per_clk = cfg.hbm_bytes_per_s / (self.clock_ghz * 1e9)
         self.hbm = Pool("HBM", self.hbm_per_clk * cfg.hbm_efficiency, cap)
         self.l2pool = Pool("L2", cfg.l2_bytes_per_s / (self.clock_ghz * 1e9), cap)
-        self.l2 = L2(cfg.l2_bytes, cfg.l2_sector_bytes)
+        # a later grid of a kernel starts with what the earlier ones left in L2
+        self.l2 = L2(cfg.l2_bytes, cfg.l2_sector_bytes) if l2 is None else l2.fresh_counts()
         self.hazards = Hazards() if (functional if check_races is None else check_races) \
             else None
         self.trace = [] if trace else None
@@ -502,27 +503,44 @@ def run(program, *args, config=None, mode="functional", trace=None, check_races=
     pairs — nothing is computed, only cycles. `trace` = a path writes a Chrome trace.
     Returns a Report."""
     from ...targets.tcsim.artifact import Artifact, check_fits
+    programs = (program,)
     if isinstance(program, Artifact):
         config = program.config_name if config is None else config
-        program = program.program
+        programs = program.programs
     cfg = get_config(DEFAULT_CONFIG if config is None else config)
-    check_fits(program, cfg)
+    for p in programs:
+        check_fits(p, cfg)
     functional = mode == "functional"
     if mode not in ("functional", "timing"):
         raise ValueError(f"mode must be 'functional' or 'timing', not {mode!r}")
-    tensors, env = bind(program, args, kwargs, functional)
+    tensors, env = bind(programs[0], args, kwargs, functional)
+    reports, sims, l2 = [], [], None
+    for p in programs:       # the grids of one kernel, in order, each to completion
+        env["__grid__"] = grid_of(p, env)
+        sim, report = _run_grid(p, cfg, tensors, env, functional, trace is not None,
+                                check_races, max_events, l2)
+        reports.append(report)
+        sims.append(sim)
+        l2 = sim.l2          # what one grid wrote is in L2 for the next
+    if trace is not None:
+        from .trace import write_trace
+        write_trace(sims, trace)
+    if len(reports) == 1:
+        return reports[0]
+    from .report import sequence
+    return sequence(reports, cfg)
+
+
+def _run_grid(program, cfg, tensors, env, functional, trace, check_races, max_events, l2):
+    """(simulator, report) of one grid, at the clock its load sets."""
     clock = _first_clock(program, cfg)
     while True:
-        sim = Simulator(program, cfg, tensors, env, functional, trace is not None,
-                        check_races, max_events, clock)
+        sim = Simulator(program, cfg, tensors, env, functional, trace, check_races,
+                        max_events, clock, l2=l2)
         report = sim.run()
         # the clock model: a run whose tensor-core load sets a clock far from the one
         # it ran at runs again at that clock (timing mode only: functional outputs are
         # written in place, and an accumulating kernel must not run twice)
         if functional or abs(report.clock_ghz - clock) <= CLOCK_TOLERANCE * clock:
-            break
+            return sim, report
         clock = report.clock_ghz
-    if trace is not None:
-        from .trace import write_trace
-        write_trace(sim, trace)
-    return report

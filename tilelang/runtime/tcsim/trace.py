@@ -15,7 +15,8 @@ def _tid(name: str) -> int:
     return 10 + int(name.split()[1])
 
 
-def trace_events(sim) -> list[dict]:
+def trace_events(sim, offset: float = 0.0) -> list[dict]:
+    """The events of one simulated grid, starting `offset` cycles into the kernel."""
     us = 1.0 / (sim.cfg.clock_ghz * 1e3)          # cycles -> microseconds
     events = []
     cores = sorted({rec[0] for rec in sim.trace})
@@ -28,11 +29,18 @@ def trace_events(sim) -> list[dict]:
                            "args": {"name": name}})
     for core, engine, name, start, end in sim.trace:
         events.append({"ph": "X", "name": name, "pid": core, "tid": _tid(engine),
-                       "ts": start * us, "dur": max(end - start, 0.0) * us,
-                       "args": {"start_cycle": start, "end_cycle": end}})
+                       "ts": (offset + start) * us, "dur": max(end - start, 0.0) * us,
+                       "args": {"start_cycle": offset + start, "end_cycle": offset + end}})
     return events
 
 
-def write_trace(sim, path) -> None:
+def write_trace(sims, path) -> None:
+    """`sims`: one simulation, or the grids of one kernel in order (laid end to end)."""
+    if not isinstance(sims, (list, tuple)):
+        sims = [sims]
+    events, offset = [], 0.0
+    for sim in sims:
+        events += trace_events(sim, offset)
+        offset += sim.end
     with open(path, "w", encoding="utf-8") as f:
-        json.dump({"traceEvents": trace_events(sim), "displayTimeUnit": "ns"}, f)
+        json.dump({"traceEvents": events, "displayTimeUnit": "ns"}, f)

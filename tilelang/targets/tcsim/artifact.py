@@ -24,21 +24,38 @@ FORMAT = 2
 
 @dataclass(frozen=True)
 class Artifact:
+    """A kernel's program; a kernel of several grids (a split pass, then a combine) has
+    one program per grid: `program` is the first, `later` the others, run in order on
+    the same tensors and workspaces."""
     program: Program
     config_name: str
+    later: tuple = ()
+
+    @property
+    def programs(self) -> tuple:
+        return (self.program,) + tuple(self.later)
 
     def header(self) -> dict:
         p = self.program
-        return {"format": FORMAT, "kernel": p.name, "config": self.config_name,
+        head = {"format": FORMAT, "kernel": p.name, "config": self.config_name,
                 "params": [{"name": x.name, "kind": x.kind, "dtype": x.dtype,
                             "shape": list(x.shape)} for x in p.params],
                 "grid": list(p.grid), "raster": p.raster, "cluster": list(p.cluster),
                 "resources": p.resources(),
                 "instructions": len(p.code)}
+        if self.later:
+            head["grids"] = [{"grid": list(q.grid), "resources": q.resources(),
+                              "instructions": len(q.code)} for q in self.programs]
+        return head
 
     def to_bytes(self) -> bytes:
         head = json.dumps(self.header(), sort_keys=True).encode("utf-8")
-        return MAGIC + struct.pack("<I", len(head)) + head + encode(self.program)
+        if not self.later:
+            return MAGIC + struct.pack("<I", len(head)) + head + encode(self.program)
+        # several grids: each program's length, then the programs
+        bodies = [encode(q) for q in self.programs]
+        sizes = b"".join(struct.pack("<I", len(b)) for b in bodies)
+        return MAGIC + struct.pack("<I", len(head)) + head + sizes + b"".join(bodies)
 
     def save(self, path) -> None:
         with open(path, "wb") as f:
@@ -58,10 +75,26 @@ def from_bytes(data: bytes, config: MachineConfig | str | None = None) -> Artifa
     if head.get("format") != FORMAT:
         raise ArtifactError(f"tcsim artifact format {head.get('format')} is not {FORMAT}",
                             BAD_PROGRAM)
-    program = decode(data[start + n:])
+    programs = _programs(data[start + n:], len(head.get("grids", [])) or 1)
     cfg = get_config(config if config is not None else head["config"])
-    check_fits(program, cfg)
-    return Artifact(program, cfg.name)
+    for program in programs:
+        check_fits(program, cfg)
+    return Artifact(programs[0], cfg.name, tuple(programs[1:]))
+
+
+def _programs(body: bytes, count: int) -> list:
+    if count == 1:
+        return [decode(body)]
+    if len(body) < 4 * count:
+        raise ArtifactError("corrupt tcsim artifact (truncated grid table)", BAD_PROGRAM)
+    sizes = struct.unpack_from(f"<{count}I", body, 0)
+    pos, out = 4 * count, []
+    for size in sizes:
+        if pos + size > len(body):
+            raise ArtifactError("corrupt tcsim artifact (truncated program)", BAD_PROGRAM)
+        out.append(decode(body[pos:pos + size]))
+        pos += size
+    return out
 
 
 def load(path, config: MachineConfig | str | None = None) -> Artifact:
