@@ -34,6 +34,7 @@ class FunctionBuilder(ExprMixin, StmtMixin, LoopMixin, TileOpMixin, RankOpMixin)
         self.nesting = 0
         self.macro_stack: list[str] = []
         self.overrides: set[str] = set()      # names given by `constants` (parse_function)
+        self.prologue_lets: set[str] = set()  # lets before the grids that are sizes
 
     # ------------------------------------------------------------------ names
     def fresh(self, name: str) -> str:

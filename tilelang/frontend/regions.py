@@ -1,5 +1,10 @@
 """Regions of tile operations: `A` (whole buffer), `A[i, j]` (start corner, extents
-from the other operand) and `A[a:b, :]` (slices). The IR Region has constant extents."""
+from the other operand) and `A[a:b, :]` (slices). The IR Region has constant extents.
+
+In `T.copy` (and tile atomics) a slice may also have bounds whose difference is not a
+constant (`KV[start:end, :]`, `end` loop-carried or loaded): its extent then comes from
+the other operand (the tile it fills or empties) and its stop becomes the Region's
+limit: elements at or past it are masked, read as 0 and never written."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -16,12 +21,18 @@ from .values import BufRef, const_int, describe, span_of
 class RegionSpec:
     buffer: Buffer
     starts: tuple
-    extents: tuple | None      # None: a start corner, extents come from the other side
-    span: Span
+    extents: tuple | None      # None: a start corner, extents come from the other side;
+    span: Span                 # an entry None: a dynamic slice, sized by the other side
+    limits: tuple | None = None    # per dim: None or the stop of a dynamic slice
 
     def region(self, extents=None) -> Region:
         return Region(self.buffer, tuple(self.starts), tuple(extents or self.extents),
-                      span=self.span)
+                      self.limits, span=self.span)
+
+    @property
+    def known(self) -> bool:
+        """Whether every extent is known (no corner, no dynamic slice)."""
+        return self.extents is not None and None not in self.extents
 
     @property
     def name(self) -> str:
@@ -69,13 +80,14 @@ def _linear_difference(stop: Expr, start: Expr) -> int | None:
     return acc.get(None, 0)
 
 
-def region_arg(b, tree, what: str) -> RegionSpec:
-    """The region named by an argument of a tile op."""
+def region_arg(b, tree, what: str, dynamic: bool = False) -> RegionSpec:
+    """The region named by an argument of a tile op; `dynamic`: slices of non-constant
+    extent are allowed (masked past their stop)."""
     span = b.spans.of(tree)
     if isinstance(tree, Tree) and tree.data == "getitem":
         base = b.eval(tree.children[0])
         buf = _buffer_of(base, what)
-        return _subscript_region(b, buf, tree.children[1].children, span)
+        return _subscript_region(b, buf, tree.children[1].children, span, dynamic)
     buf = _buffer_of(b.eval(tree), what)
     zeros = tuple(Const(0, "int32", span=span) for _ in buf.shape)
     extents = tuple(const_int(s) for s in buf.shape)
@@ -91,39 +103,49 @@ def _buffer_of(value, what) -> Buffer:
                f"{describe(value)}", span_of(value), "not a buffer region")
 
 
-def _subscript_region(b, buf: Buffer, subs, span) -> RegionSpec:
+def _subscript_region(b, buf: Buffer, subs, span, dynamic: bool) -> RegionSpec:
     if len(subs) != buf.ndim:
         raise fail(CT.INDEX_COUNT, f"`{buf.name}` has {buf.ndim} dimensions but the region "
                    f"gives {len(subs)}", span, f"{len(subs)} given")
-    starts, extents, all_scalar = [], [], True
+    starts, extents, limits, all_scalar = [], [], [], True
     for d, sub in enumerate(subs):
+        limit = None
         if isinstance(sub, Tree) and sub.data == "slice":
             all_scalar = False
-            start, extent = _slice(b, buf, d, sub)
+            start, extent, limit = _slice(b, buf, d, sub, dynamic)
         else:
             start, extent = b.eval_int(sub, "an integer index"), 1
         starts.append(start)
         extents.append(extent)
-    return RegionSpec(buf, tuple(starts), None if all_scalar else tuple(extents), span)
+        limits.append(limit)
+    return RegionSpec(buf, tuple(starts), None if all_scalar else tuple(extents), span,
+                      tuple(limits) if any(x is not None for x in limits) else None)
 
 
-def _slice(b, buf: Buffer, d: int, sub):
+def _slice(b, buf: Buffer, d: int, sub, dynamic: bool):
+    """(start, extent, limit) of a slice; a dynamic one has extent None and its stop as
+    the limit."""
     lo, hi = sub.children
     span = b.spans.of(sub)
     start = b.eval_int(lo, "an integer slice bound") if lo is not None else Const(0, "int32", span=span)
     stop = b.eval_int(hi, "an integer slice bound") if hi is not None else buf.shape[d]
     extent = const_int(simplify_sub(stop, start))
+    if extent is None and dynamic:
+        # the stop of an open slice is the tensor's edge, masked already
+        return start, None, (stop if hi is not None else None)
     if extent is None:
         raise fail(CT.NOT_CONSTANT, "the extent of a region slice must be a compile-time "
                    "constant", span, "extent not constant",
-                   help="write the slice as `start:start + SIZE` with a constant SIZE")
+                   help="write the slice as `start:start + SIZE` with a constant SIZE "
+                        "(T.copy also takes `start:stop` of any extent, sized by the "
+                        "other operand and masked past `stop`)")
     if extent <= 0:
         raise fail(CT.REGION_BOUNDS, f"empty slice (extent {extent})", span, "empty")
     s0, dim = const_int(start), const_int(buf.shape[d])
     if buf.scope != "global" and s0 is not None and dim is not None and s0 + extent > dim:
         raise fail(CT.REGION_BOUNDS, f"slice {s0}:{s0 + extent} is outside dimension {d} of "
                    f"`{buf.name}` (size {dim})", span, "out of bounds")
-    return start, extent
+    return start, extent, None
 
 
 def squeeze(extents) -> tuple:
@@ -144,15 +166,39 @@ def fit(spec: RegionSpec, other: tuple, other_span: Span) -> tuple:
     return (1,) * (n - len(core)) + core
 
 
+def _resolve(spec: RegionSpec, other: tuple, other_span: Span) -> tuple:
+    """The extents of `spec` given the other operand's (known) extents: a corner is
+    fitted, a dynamic slice takes the other side's extent in its place."""
+    if spec.extents is None:
+        return fit(spec, other, other_span)
+    if spec.known:
+        return spec.extents
+    sized = [i for i, e in enumerate(spec.extents) if e != 1]
+    core = squeeze(other)
+    if len(sized) != len(core):
+        raise fail(CT.COPY_EXTENTS, f"cannot size the dynamic slice of `{spec.name}` from a "
+                   f"{_fmt(other)} tile", spec.span, "dynamic extent",
+                   secondary=[(other_span, f"{_fmt(other)} here")],
+                   help="the other operand must have one non-unit dim for each sliced dim")
+    out = list(spec.extents)
+    for i, e in zip(sized, core):
+        out[i] = e if out[i] is None else out[i]
+    return tuple(out)
+
+
 def pair(src: RegionSpec, dst: RegionSpec, op: str) -> tuple[Region, Region]:
     """Resolve the extents of two regions that must agree (T.copy, tile atomics)."""
-    if src.extents is None and dst.extents is None:
+    if not src.known and not dst.known:
         raise fail(C3.COPY_NO_EXTENT, f"{op} cannot infer the size of the region: both "
-                   "sides are start corners (or buffers of dynamic shape)", dst.span,
-                   "size unknown", secondary=[(src.span, "size unknown")],
+                   "sides are start corners, dynamic slices or buffers of dynamic shape",
+                   dst.span, "size unknown", secondary=[(src.span, "size unknown")],
                    help="give one side as a whole buffer or with slices, e.g. A[i:i + 32, :]")
-    src_ext = src.extents if src.extents is not None else fit(src, dst.extents, dst.span)
-    dst_ext = dst.extents if dst.extents is not None else fit(dst, src_ext, src.span)
+    if src.known:
+        src_ext = src.extents
+        dst_ext = _resolve(dst, src_ext, src.span)
+    else:
+        dst_ext = dst.extents
+        src_ext = _resolve(src, dst_ext, dst.span)
     if squeeze(src_ext) != squeeze(dst_ext):
         raise fail(CT.COPY_EXTENTS, f"regions of {op} do not match: {src.name} is "
                    f"{_fmt(src_ext)} but {dst.name} is {_fmt(dst_ext)}", dst.span,

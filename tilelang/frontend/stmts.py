@@ -125,6 +125,8 @@ class StmtMixin:
         e = as_expr(value, "a scalar value to bind")
         var = Var(self.fresh(name), e.dtype, span=tspan)
         self.scope.bind(name, var, "let")
+        if not self.in_kernel and self._size_expr(e):
+            self.prologue_lets.add(var.name)     # may size a workspace
         return [Let(var, e, span=span)]
 
     def _alloc_call(self, tree):

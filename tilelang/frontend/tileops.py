@@ -50,8 +50,8 @@ class TileOpMixin:
         args = bind(Sig("T.copy", (("src", REQUIRED), ("dst", REQUIRED)),
                         ignored=("coalesced_width", "disable_tma", "eviction_policy")),
                     tree, self.spans)
-        src = region_arg(self, args["src"], "the source of T.copy")
-        dst = region_arg(self, args["dst"], "the destination of T.copy")
+        src = region_arg(self, args["src"], "the source of T.copy", dynamic=True)
+        dst = region_arg(self, args["dst"], "the destination of T.copy", dynamic=True)
         s, d = pair(src, dst, "T.copy")
         return Copy(s, d, span=span)
 
@@ -167,8 +167,8 @@ class TileOpMixin:
                         ignored=("memory_order", "return_prev", "use_tma")), tree, self.spans)
         value_tree = args["value"]
         if self._is_tile(value_tree):
-            src = region_arg(self, value_tree, f"the value of {name}")
-            dst = region_arg(self, args["dst"], f"the destination of {name}")
+            src = region_arg(self, value_tree, f"the value of {name}", dynamic=True)
+            dst = region_arg(self, args["dst"], f"the destination of {name}", dynamic=True)
             s, d = pair(src, dst, name)
             return TileAtomic(op, d, s, span=span)
         dst_tree = args["dst"]
@@ -241,6 +241,14 @@ class TileOpMixin:
                        f"align={align}", self.spans.of(trees[0]), "here")
         return offset, align
 
+    def _size_expr(self, item) -> bool:
+        """A workspace dim given as arithmetic over sizes and prologue lets."""
+        from ..ir.nodes import Expr
+        if not isinstance(item, Expr):
+            return False
+        names = set(self.symbol_names) | self.prologue_lets
+        return _size_expr_ok(item, names)
+
     def shape_of(self, tree, allow_symbols: bool) -> tuple:
         v = self.eval(tree)
         items = v.items if isinstance(v, Tup) else (v,)
@@ -251,6 +259,8 @@ class TileOpMixin:
                 shape.append(Const(c, "int32", span=span_of(item)))
             elif allow_symbols and isinstance(item, Var) and item.name in self.symbol_names:
                 shape.append(item)
+            elif allow_symbols and self._size_expr(item):
+                shape.append(item)               # e.g. `B + NUM_PARTS`: split slots
             elif allow_symbols:
                 raise fail(CT.BAD_SHAPE_ENTRY, f"shape entry must be a positive integer or a "
                            f"T.dynamic size, found {describe(item)}", span_of(item), "here")
@@ -260,6 +270,24 @@ class TileOpMixin:
                            "not a positive constant" if c is None or c <= 0 else "",
                            help="use integers or module-level constants")
         return tuple(shape)
+
+
+_SIZE_OPS = ("+", "-", "*", "//", "%", "min", "max")
+
+
+def _size_expr_ok(e, names) -> bool:
+    """Integer arithmetic over symbolic sizes / prologue lets (`names`) and constants:
+    what the runtime can evaluate from the manifest to size a workspace."""
+    from ..ir.nodes import Binary, Call
+    if isinstance(e, Const):
+        return isinstance(e.value, int) and not isinstance(e.value, bool)
+    if isinstance(e, Var):
+        return e.name in names and e.dtype in ("int32", "int64")
+    if isinstance(e, Binary) and e.op in _SIZE_OPS:
+        return _size_expr_ok(e.lhs, names) and _size_expr_ok(e.rhs, names)
+    if isinstance(e, Call) and e.name == "ceildiv":
+        return all(_size_expr_ok(a, names) for a in e.args)
+    return False
 
 
 def _shape(shape) -> str:

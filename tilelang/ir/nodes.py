@@ -341,23 +341,36 @@ class If(Stmt):
 
 @dataclass(frozen=True)
 class Region(Node):
-    """A box of a buffer: start corner and constant extents (one per buffer dim)."""
+    """A box of a buffer: start corner and constant extents (one per buffer dim).
+
+    `limits` (None, or one entry per dim: None or an integer Expr) masks a ragged tail:
+    along dim d, elements at index >= limits[d] are outside the region's valid part — a
+    read of them gives 0 and a write is dropped, as past the edge of a tensor. It is
+    what `T.copy(KV[start:end, :], KV_s)` with a non-constant `end - start` means."""
     buffer: Buffer
     starts: tuple[Expr, ...]
     extents: tuple[int, ...]
+    limits: tuple[Expr | None, ...] | None = None
     span: Span = _span()
 
     @property
+    def limit_exprs(self) -> tuple:
+        return tuple(x for x in self.limits or () if x is not None)
+
+    @property
     def covers_buffer(self) -> bool:
-        """Whether the box is the whole buffer (starts 0, extents the constant shape)."""
-        return all(isinstance(st, Const) and st.value == 0 for st in self.starts) and all(
+        """Whether the box is the whole buffer (starts 0, extents the constant shape, no
+        limit masking a part of it)."""
+        return not self.limit_exprs and all(
+            isinstance(st, Const) and st.value == 0 for st in self.starts) and all(
             isinstance(d, Const) and int(d.value) == e
             for d, e in zip(self.buffer.shape, self.extents))
 
     def access(self, mode: str) -> Effects:
-        """This box accessed in `mode`, with the loads of its start expressions."""
+        """This box accessed in `mode`, with the loads of its start and limit expressions."""
         whole = mode != "read" and self.covers_buffer
-        return loads_in(*self.starts) | Effects((Access(self.buffer, mode, self, whole),))
+        return loads_in(*self.starts, *self.limit_exprs) | \
+            Effects((Access(self.buffer, mode, self, whole),))
 
 
 @dataclass(frozen=True)

@@ -264,7 +264,12 @@ def _end(start: Expr, extent: Expr) -> Expr:
 
 def _is_whole(r: Region) -> bool:
     return len(r.extents) == len(r.buffer.shape) and all(_is_zero(s) for s in r.starts) \
-        and all(isinstance(d, Const) and d.value == e for d, e in zip(r.buffer.shape, r.extents))
+        and all(isinstance(d, Const) and d.value == e for d, e in zip(r.buffer.shape, r.extents)) \
+        and not _limited(r)
+
+
+def _limited(r: Region) -> bool:
+    return r.limits is not None and any(x is not None for x in r.limits)
 
 
 def _inferred(ndim: int, other: tuple) -> tuple | None:
@@ -282,7 +287,7 @@ def _region_pair(src: Region, dst: Region) -> tuple[str, str]:
     (`T.copy(A[by * 128, k * 32], A_s)`) when the parser infers the same extents."""
     texts = []
     for this, other in ((src, dst), (dst, src)):
-        corner = (not _is_whole(this) and _is_whole(other)
+        corner = (not _is_whole(this) and not _limited(this) and _is_whole(other)
                   and _inferred(len(this.extents), tuple(other.extents)) == tuple(this.extents))
         texts.append(_element(this.buffer, this.starts) if corner else _region(this))
     return texts[0], texts[1]
@@ -294,8 +299,11 @@ def _region(r: Region) -> str:
         return buf.name
     any_slice = any(e != 1 for e in r.extents)
     parts = []
-    for start, extent in zip(r.starts, r.extents):
-        if extent == 1 and any_slice:
+    limits = r.limits or (None,) * len(r.starts)
+    for start, extent, limit in zip(r.starts, r.extents, limits):
+        if limit is not None:            # a dynamic slice: sized by the other operand
+            parts.append(f"{_expr(start)[0]}:{_expr(limit)[0]}")
+        elif extent == 1 and any_slice:
             parts.append(_expr(start)[0])
         else:
             stop = _end(start, Const(extent, start.dtype))

@@ -245,6 +245,15 @@ class _FuncVerifier:
             self.expr(scope, st)
             if not dtypes.is_int(st.dtype):
                 _fail(at, f"region start of {r.buffer.name!r} is not an integer")
+        if r.limits is not None:
+            if len(r.limits) != rank:
+                _fail(at, f"region of {r.buffer.name!r} has {len(r.limits)} limits for a "
+                          f"rank-{rank} buffer")
+            for lim in r.limits:
+                if lim is not None:
+                    self.expr(scope, lim)
+                    if not dtypes.is_int(lim.dtype):
+                        _fail(at, f"region limit of {r.buffer.name!r} is not an integer")
 
     def stmt_Copy(self, scope: _Scope, s: Copy) -> None:
         self.tile_op(s)

@@ -26,7 +26,7 @@ from ..ir import (Alloc, Atomic, Binary, Buffer, Const, Copy, Expr, For, Load, M
 from ..ir.canon import canonicalize, make_body
 from ..targets.cpu import machine as cpu_machine
 from .fold import make_const
-from .lower_tile_ops import _cast, _indices, _paired_axes
+from .lower_tile_ops import _cast, _indices, _paired_axes, region_load
 from .names import NameSupply, names_in
 
 _BITS = {"float32": 32, "float64": 64}
@@ -209,7 +209,7 @@ def _panel_loops(op, plan, by_dst, names, q, count, width, k_ext):
         p = Binary("+", Binary("*", q, make_const(plan.width, "int32"), "int32"), v, "int32")
     dst_index = {plan.panel_dim: p, 1 - plan.panel_dim: k}
     src_map = {by_dst[d]: e for d, e in dst_index.items() if d in by_dst}
-    src = Load(op.src.buffer, _indices(op.src, src_map), op.src.buffer.dtype, span=op.span)
+    src = region_load(op.src, _indices(op.src, src_map), op.span)
     store = Store(plan.packed, (q, k, v), _cast(src, plan.buffer.dtype), span=op.span)
     # lanes innermost when the source is contiguous along the panel dim, else K
     src_contig_along_p = by_dst.get(plan.panel_dim) == op.src.buffer.ndim - 1

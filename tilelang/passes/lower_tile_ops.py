@@ -4,7 +4,9 @@ After this pass no Copy, Gemm, Fill, Reduce or TileAtomic remains. Elementwise o
 `parallel` loops (vectorised later); reductions keep their reduced dimension `serial`.
 Regions with unit extents are matched dimension by dimension after dropping the unit
 dims, the way `T.copy(A[by * 128, k * 32], A_s)` pairs a 2-D window with a 2-D tile.
-The accesses are not bounds-checked here: the `predicate` pass guards global ones.
+The accesses are not bounds-checked here: the `predicate` pass guards global ones. A
+region's limits (the stop of a dynamic slice) are made explicit here: a masked element
+reads as 0 (`Select`) and is not written (`If`).
 """
 from __future__ import annotations
 
@@ -12,8 +14,9 @@ from dataclasses import replace
 
 from .. import dtypes
 from ..diagnostics import InternalError
-from ..ir import (Expr, Const, Var, Binary, Call, Cast, Load, Stmt, Seq, Store, Atomic, For, Region,
-                  Copy, Gemm, Fill, Reduce, TileAtomic, Module, PrimFunc, rewrite)
+from ..ir import (Expr, Const, Var, Binary, Call, Cast, Load, Select, Stmt, Seq, Store, Atomic,
+                  For, If, Region, Copy, Gemm, Fill, Reduce, TileAtomic, Module, PrimFunc,
+                  rewrite)
 from ..ir.canon import canonicalize
 from .fold import make_const, int_range
 from .names import NameSupply, names_in
@@ -57,8 +60,8 @@ class _Lowering:
         ivars = self.loop_vars(len(dst_axes))
         src = _load(op.src, dict(zip(src_axes, ivars)), op.span)
         value = _cast(src, op.dst.buffer.dtype)
-        store = Store(op.dst.buffer, _indices(op.dst, dict(zip(dst_axes, ivars))), value,
-                      span=op.span)
+        idx = _indices(op.dst, dict(zip(dst_axes, ivars)))
+        store = _guarded(op.dst, idx, Store(op.dst.buffer, idx, value, span=op.span))
         extents = [op.dst.extents[d] for d in dst_axes]
         return _nest(ivars, extents, ["parallel"] * len(ivars), store, op.span)
 
@@ -75,8 +78,8 @@ class _Lowering:
         dst_axes, src_axes = _paired_axes(op, op.src, op.dst)
         ivars = self.loop_vars(len(dst_axes))
         value = _cast(_load(op.src, dict(zip(src_axes, ivars)), op.span), op.dst.buffer.dtype)
-        atomic = Atomic(op.op, op.dst.buffer, _indices(op.dst, dict(zip(dst_axes, ivars))),
-                        value, span=op.span)
+        idx = _indices(op.dst, dict(zip(dst_axes, ivars)))
+        atomic = _guarded(op.dst, idx, Atomic(op.op, op.dst.buffer, idx, value, span=op.span))
         extents = [op.dst.extents[d] for d in dst_axes]
         return _nest(ivars, extents, ["parallel"] * len(ivars), atomic, op.span)
 
@@ -189,8 +192,38 @@ def _indices(region: Region, offsets: dict[int, Var]) -> tuple[Expr, ...]:
     return tuple(out)
 
 
-def _load(region: Region, offsets: dict[int, Var], span) -> Load:
-    return Load(region.buffer, _indices(region, offsets), region.buffer.dtype, span=span)
+def _load(region: Region, offsets: dict[int, Var], span) -> Expr:
+    return region_load(region, _indices(region, offsets), span)
+
+
+def region_load(region: Region, indices, span) -> Expr:
+    """The element of `region` at `indices`: 0 where a limit masks it."""
+    load = Load(region.buffer, tuple(indices), region.buffer.dtype, span=span)
+    cond = within_limits(region, indices)
+    if cond is None:
+        return load
+    return Select(cond, load, make_const(0, load.dtype), load.dtype, span=span)
+
+
+def within_limits(region: Region, indices) -> Expr | None:
+    """`index < limit` over the region's limited dims (None when it has no limit)."""
+    if region.limits is None:
+        return None
+    cond = None
+    for index, limit in zip(indices, region.limits):
+        if limit is None:
+            continue
+        if limit.dtype != index.dtype:
+            limit = Cast(limit, index.dtype, span=limit.span)
+        term = Binary("<", index, limit, "bool", span=limit.span)
+        cond = term if cond is None else Binary("and", cond, term, "bool", span=limit.span)
+    return cond
+
+
+def _guarded(region: Region, indices, stmt: Stmt) -> Stmt:
+    """`stmt` (a write of `region` at `indices`) under the region's limits."""
+    cond = within_limits(region, indices)
+    return stmt if cond is None else If(cond, stmt, span=stmt.span)
 
 
 def _cast(e: Expr, dtype: str) -> Expr:

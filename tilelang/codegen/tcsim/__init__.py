@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from ...diagnostics import ArtifactError, Diagnostic, TileLangError
 from ...diagnostics.codes_tcsim import DOES_NOT_FIT, UNKNOWN_CONFIG
-from ...ir.nodes import Alloc, Buffer, Const, Gemm, Var
-from ...ir.visitor import walk
+from ...ir.nodes import Alloc, Buffer, Const, Gemm, Let, Var
+from ...ir.visitor import substitute, walk
 from ...targets.tcsim.artifact import Artifact, check_fits
 from ...targets.tcsim.config import DEFAULT_CONFIG, ConfigError, get_config
 from ...targets.tcsim.isa import Param, Program, Reg
@@ -141,12 +141,15 @@ def _lower(f, table, groups, raster, plan, cluster=(1, 1, 1), index: int = 0) ->
     gemms = [n for n in walk(kernel.body) if isinstance(n, Gemm)]
     st.accumulators = {n.c.buffer.name for n in gemms}
     st.gemm_operands = {r.buffer.name for n in gemms for r in (n.a, n.b)}
+    lets = {}
     for s in pre:                                   # lets and global workspaces
         if isinstance(s, Alloc) and s.buffer.scope == "global":
             params.append(Param(s.buffer.name, "workspace", s.buffer.dtype,
-                                _shape(s.buffer)))
+                                _shape(s.buffer, lets)))
         else:
             st.stmt(s)
+            if isinstance(s, Let):
+                lets[s.var] = substitute(s.value, lets)
     st.stmt(kernel.body)
     em.emit("HALT")
     code = em.prologue() + em.code
@@ -158,13 +161,17 @@ def _lower(f, table, groups, raster, plan, cluster=(1, 1, 1), index: int = 0) ->
     return _Result(prog, {k: frozenset(v) for k, v in em.seen.items()})
 
 
-def _shape(b: Buffer) -> tuple:
+def _shape(b: Buffer, lets=None) -> tuple:
+    """Dims as ints, symbol names or (workspaces) size expressions over the symbols,
+    prologue lets replaced by their values."""
     out = []
     for d in b.shape:
         if isinstance(d, Const):
             out.append(int(d.value))
-        elif isinstance(d, Var):
+        elif isinstance(d, Var) and d not in (lets or {}):
             out.append(d.name)
+        elif lets is not None:
+            out.append(grid_text(substitute(d, lets)))
         else:
             raise unsupported(b, f"tensor `{b.name}` has a computed dimension")
     return tuple(out)

@@ -2,8 +2,9 @@
 to LOOP / ENDLOOP, ifs to IF / ELSE / ENDIF, lets to scalar registers."""
 from __future__ import annotations
 
-from ...ir.nodes import (Alloc, Const, Copy, Fill, For, Gemm, If, Let, Prefetch, Reduce, Seq,
-                         Store, TileAtomic, Atomic)
+from ...ir.nodes import (Alloc, Const, Copy, Fill, For, Gemm, If, Let, Load, Prefetch, Reduce,
+                         Seq, Store, TileAtomic, Atomic)
+from ...ir.visitor import walk
 from ...targets.tcsim.isa import Glob, Imm, Reg, Tile
 from .scalar import ScalarLowering, unsupported
 
@@ -108,6 +109,18 @@ class StmtLowering:
         starts = tuple(self.scalar.operand(x) for x in region.starts)
         return Glob(region.buffer.name, starts), tuple(region.extents)
 
+    def _dma_attrs(self, region, load: bool) -> dict:
+        """`stop=` for a region's limits (a masked ragged tail); `gather=1` for a load
+        whose start is read from another tensor (`KV[block_table[b, i], ...]`)."""
+        attrs = {}
+        if region.limits is not None and any(x is not None for x in region.limits):
+            attrs["stop"] = tuple(None if x is None else self.scalar.operand(x)
+                                  for x in region.limits)
+        if load and any(isinstance(n, Load) and n.buffer.scope == "global"
+                        for x in region.starts for n in walk(x)):
+            attrs["gather"] = 1
+        return attrs
+
     def copy(self, s: Copy) -> None:
         src_g = s.src.buffer.name not in self.local
         dst_g = s.dst.buffer.name not in self.local
@@ -146,7 +159,8 @@ class StmtLowering:
         g, box = self._glob(region)
         self.em.engine_op("DMA_IN", "DMA.LD", (self._tile(target), g), reads=(g.tensor,),
                           writes=(target[0],), box=box,
-                          mcast=1 if self._shared_by_cluster(region) else None)
+                          mcast=1 if self._shared_by_cluster(region) else None,
+                          **self._dma_attrs(region, True))
         if target != view:
             self.move(view, target)
 
@@ -163,7 +177,8 @@ class StmtLowering:
             view = staged
         g, box = self._glob(region)
         self.em.engine_op("DMA_OUT", "DMA.ST", (g, self._tile(view)), reads=(view[0],),
-                          writes=(g.tensor,), box=box, reduce=reduce)
+                          writes=(g.tensor,), box=box, reduce=reduce,
+                          **self._dma_attrs(region, False))
 
     def gemm(self, s: Gemm) -> None:
         em = self.em

@@ -40,8 +40,12 @@ class VecLowering:
         self.staged: set = set()    # buffers copied where the vector unit reaches them
 
     def depends(self, e) -> bool:
-        """Whether `e` varies over the domain (T.alloc_var scalars do not)."""
+        """Whether `e` varies over the domain (T.alloc_var scalars do not, nor does a
+        global element at indices free of it: the scalar unit loads it, `lens[b]`)."""
         for n in walk(e):
+            if isinstance(n, Load) and n.buffer.scope == "global" and not any(
+                    self.depends(i) for i in n.indices):
+                continue
             if isinstance(n, Load) and n.buffer.scope != "var":
                 return True
             if isinstance(n, Var) and (n in self.dom or n in self.lets):

@@ -43,7 +43,7 @@ class TileSpec:
 
 class DI:
     """One decoded instruction."""
-    __slots__ = ("op", "engine", "args", "jump", "tiles", "glob", "box", "waits",
+    __slots__ = ("op", "engine", "args", "jump", "tiles", "glob", "box", "stop", "waits",
                  "signal", "cycles", "flops", "mma_dtype", "attrs", "reads", "writes",
                  "line", "index", "elems", "kind", "fn", "operand_bytes",
                  "static_stages", "regs", "ta", "tb", "box_elems", "mcast")
@@ -53,6 +53,7 @@ class DI:
         self.tiles = ()
         self.glob = None
         self.box = None
+        self.stop = None            # DMA: per dim None or a scalar spec (masked tail)
         self.waits = ()
         self.signal = None
         self.cycles = 0
@@ -151,6 +152,8 @@ def _engine_fields(d: DI, ins, cfg: MachineConfig) -> None:
         d.box_elems = math.prod(d.box)
     d.ta, d.tb = bool(ins.attr("ta")), bool(ins.attr("tb"))
     d.mcast = bool(ins.attr("mcast"))
+    stop = ins.attr("stop")
+    d.stop = tuple(spec(x) for x in stop) if stop is not None else None
     op, tiles = d.op, d.tiles
     if op == "MMA":
         c, a, b = tiles

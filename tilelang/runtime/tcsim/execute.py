@@ -20,12 +20,13 @@ def apply(sim, core, op) -> None:
     if name == "DMA.LD":
         t = d.tiles[0]
         g = sim.tensors[d.glob[0]]
-        val = nx.dma_load(g, op.starts, d.box, t.decl.dtype)
+        val = nx.dma_load(g, op.starts, d.box, t.decl.dtype, op.stops)
         view(core, t, op.stages[0])[...] = val.reshape(t.shape)
     elif name == "DMA.ST":
         t = d.tiles[0]
         g = sim.tensors[d.glob[0]]
-        nx.dma_store(g, op.starts, d.box, view(core, t, op.stages[0]), d.attrs.get("reduce"))
+        nx.dma_store(g, op.starts, d.box, view(core, t, op.stages[0]), d.attrs.get("reduce"),
+                     op.stops)
     elif name == "MMA":
         c, a, b = d.tiles
         sc, sa, sb = op.stages

@@ -39,7 +39,7 @@ class Sem:
 
 class Op:
     """An engine instruction in flight, its register operands resolved at dispatch."""
-    __slots__ = ("di", "ready", "stages", "starts", "waits", "signal", "vals", "eng",
+    __slots__ = ("di", "ready", "stages", "starts", "stops", "waits", "signal", "vals", "eng",
                  "core", "nbytes", "moved", "start", "data_start", "recs", "fence")
 
 

@@ -250,16 +250,32 @@ def inbounds_elems(starts, box, shape) -> int:
     return n
 
 
-def dma_load(g: np.ndarray, starts, box, dst_dtype: str) -> np.ndarray:
+def stopped_box(starts, box, stops) -> tuple:
+    """A DMA's box cut at its `stop=` bounds (the extent it moves along each dim)."""
+    if stops is None:
+        return tuple(box)
+    return tuple(e if s is None else max(0, min(e, s - st))
+                 for st, e, s in zip(starts, box, stops))
+
+
+def clip_shape(shape, stops) -> tuple:
+    """The tensor's shape with a DMA's `stop=` bounds applied (its masked tails)."""
+    if stops is None:
+        return tuple(shape)
+    return tuple(n if s is None else max(0, min(n, s)) for n, s in zip(shape, stops))
+
+
+def dma_load(g: np.ndarray, starts, box, dst_dtype: str, stops=None) -> np.ndarray:
     out = np.zeros(box, dtype=g.dtype)
-    clip = clip_box(starts, box, g.shape)
+    clip = clip_box(starts, box, clip_shape(g.shape, stops))
     if clip is not None:
         out[clip[1]] = g[clip[0]]
     return store_cast(out, dst_dtype) if out.dtype != npdt(dst_dtype) else out
 
 
-def dma_store(g: np.ndarray, starts, box, value: np.ndarray, reduce_op: str | None) -> None:
-    clip = clip_box(starts, box, g.shape)
+def dma_store(g: np.ndarray, starts, box, value: np.ndarray, reduce_op: str | None,
+              stops=None) -> None:
+    clip = clip_box(starts, box, clip_shape(g.shape, stops))
     if clip is None:
         return
     v = value.reshape(box)[clip[1]]

@@ -51,7 +51,8 @@ class Report:
             f"  roofline          {self.roofline_bound}-bound, {self.roofline_cycles:,.0f} "
             f"cycles: {self.roofline_fraction * 100:.1f} % of it reached",
             f"  bytes             HBM {_mb(b.get('hbm', 0))}  L2 {_mb(b.get('l2', 0))} "
-            f"(hit {self.l2_hit_rate * 100:.0f} %)  shared {_mb(b.get('smem', 0))}",
+            f"(hit {self.l2_hit_rate * 100:.0f} %)  shared {_mb(b.get('smem', 0))}"
+            + (f"  gathered {_mb(b['gather'])}" if b.get("gather") else ""),
             "  engines busy      " + "  ".join(f"{k} {v * 100:.1f}%"
                                               for k, v in self.engine_busy.items()),
             "  stalls (core-cyc) " + "  ".join(f"{k} {v:,.0f}" for k, v in self.stalls.items()),

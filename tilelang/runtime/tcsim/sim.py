@@ -59,7 +59,8 @@ class Simulator:
         self.instructions = 0
         self.flops: dict[str, float] = {}       # issued: whole tiles, padding included
         self.useful: dict[str, float] = {}      # over the valid extents (useful.py)
-        self.bytes = {"hbm_read": 0.0, "hbm_write": 0.0, "l2_read": 0.0, "smem": 0.0}
+        self.bytes = {"hbm_read": 0.0, "hbm_write": 0.0, "l2_read": 0.0, "smem": 0.0,
+                      "gather": 0.0}
         self.next_launch = 0
         self.blocks_done = 0
         self.end = 0.0
@@ -178,6 +179,8 @@ class Simulator:
             op.stages = self._stages(core, d)
         if d.glob is not None:
             op.starts = tuple(regs[s[1]] if s[0] else s[1] for s in d.glob[1])
+            op.stops = None if d.stop is None else tuple(
+                None if s is None else int(regs[s[1]] if s[0] else s[1]) for s in d.stop)
         if d.waits:
             op.waits = tuple([(core.sem((n, i)), regs[p[1]] if p[0] else p[1])
                               for n, i, p in d.waits])
@@ -296,12 +299,13 @@ class Simulator:
         g = self.tensors[d.glob[0]]
         tile = d.tiles[0].decl
         esize = g.dtype.itemsize
-        inb = nx.inbounds_elems(op.starts, d.box, g.shape)
+        shape = nx.clip_shape(g.shape, op.stops)       # stop=: a masked ragged tail
+        inb = nx.inbounds_elems(op.starts, d.box, shape)
         nbytes = inb * esize
         op.nbytes = d.box_elems * esize               # a box's arrival counts all of it
         if d.engine == 0:
             if inb != d.box_elems:
-                useful_load(core.valid, d.tiles[0], op.stages[0], op.starts, d.box, g.shape)
+                useful_load(core.valid, d.tiles[0], op.stages[0], op.starts, d.box, shape)
             elif core.valid:
                 core.valid.pop((d.tiles[0].buf, op.stages[0]), None)
         if tile.level in self.smem_levels:
@@ -315,11 +319,15 @@ class Simulator:
             if job is None:
                 return                        # the engine waits for the cluster
         sector = self.l2.sector
+        box = nx.stopped_box(op.starts, d.box, op.stops)      # what the DMA really moves
         if d.engine == 0:
-            hit, miss = self.l2.access(d.glob[0], g.shape, esize, op.starts, d.box)
+            hit, miss = self.l2.access(d.glob[0], g.shape, esize, op.starts, box) \
+                if min(box) > 0 else (0, 0)
             fetched = miss * sector
             self.bytes["l2_read"] += nbytes
             self.bytes["hbm_read"] += fetched
+            if d.attrs.get("gather"):
+                self.bytes["gather"] += nbytes
             # the missed sectors come from HBM, then the rest from L2
             if not hit:
                 phases = ((self.hbm, fetched),) if fetched else ()
@@ -329,7 +337,7 @@ class Simulator:
                 served = nbytes * hit / (hit + miss)
                 phases = ((self.hbm, fetched), (self.l2pool, served))
         else:
-            written = sectors(g.shape, esize, op.starts, d.box, sector) * sector
+            written = sectors(g.shape, esize, op.starts, box, sector) * sector
             self.bytes["hbm_write"] += written
             phases = ((self.hbm, written),) if written else ()
         self._transfer(job, phases, now)

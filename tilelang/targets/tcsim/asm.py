@@ -76,6 +76,8 @@ def fmt_attr(key: str, v) -> str:
         return f"signal={fmt_operand(v)}"
     if key == "scale":
         return f"scale={fmt_scalar(v)}"
+    if key == "stop":
+        return "stop=" + ",".join("-" if x is None else fmt_scalar(x) for x in v)
     return f"{key}={v}"
 
 
@@ -219,6 +221,9 @@ def _parse_attr(key: str, val: str, names: _Names, line: int):
         return parse_operand(val, names, line)
     if key == "scale":
         return parse_scalar(val, line)
+    if key == "stop":
+        return tuple(None if x.strip() == "-" else parse_scalar(x, line)
+                     for x in val.split(","))
     if key == "reduce":
         return val
     try:

@@ -103,8 +103,12 @@ def _build_table() -> dict[str, OpInfo]:
     t["SEM.EXPECT"] = OpInfo("SCALAR", "ms")
     t["SEM.ARRIVE"] = OpInfo("SCALAR", "m")
     t["SEM.WAIT"] = OpInfo("SCALAR", "ms")
-    t["DMA.LD"] = OpInfo("DMA_IN", "tg", ("box", "mcast") + _ASYNC)
-    t["DMA.ST"] = OpInfo("DMA_OUT", "gt", ("box", "reduce") + _ASYNC)
+    # mcast=1: one transfer for every block of a cluster; stop=: per box dim, None or an
+    # exclusive bound on the tensor index (a masked ragged tail: read as zero / not
+    # written); gather=1: the start was loaded from another tensor (a data-dependent
+    # box), counted in the report
+    t["DMA.LD"] = OpInfo("DMA_IN", "tg", ("box", "mcast", "stop", "gather") + _ASYNC)
+    t["DMA.ST"] = OpInfo("DMA_OUT", "gt", ("box", "reduce", "stop") + _ASYNC)
     t["MMA"] = OpInfo("MMA", "ttt", ("ta", "tb") + _ASYNC)
     t["COPY"] = OpInfo("VEC", "tt", ("shape",) + _ASYNC)
     t["ACC.ZERO"] = OpInfo("MMA", "t", _ASYNC)      # in order with the MMAs it precedes

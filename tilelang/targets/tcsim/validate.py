@@ -62,7 +62,8 @@ def declaration_problems(p: Program) -> list[str]:
         if prm.dtype not in DTYPES:
             out.append(f"parameter {prm.name}: unknown dtype {prm.dtype}")
         for d in prm.shape:
-            if not (isinstance(d, int) and d >= 0) and d not in symbols:
+            if not (isinstance(d, int) and d >= 0) and d not in symbols and not (
+                    prm.kind == "workspace" and _size_text(d, symbols)):
                 out.append(f"parameter {prm.name}: dimension {d} is not a declared symbol")
         if prm.kind == "scalar" and (prm.reg is None or not 0 <= prm.reg < p.num_regs):
             out.append(f"parameter {prm.name}: needs a register")
@@ -208,3 +209,15 @@ def _mma_shapes(ins, sa, sb, sc) -> list[str]:
     if k != k2 or sc != (m, n):
         return [f"MMA shapes disagree: A {sa}, B {sb}, C {sc}"]
     return []
+
+
+def _size_text(text, symbols) -> bool:
+    """A workspace dim may be a size expression over the symbols (`B + NUM_PARTS`)."""
+    from .grid import GridError, evaluate
+    if not isinstance(text, str):
+        return False
+    try:
+        evaluate(text, {s: 1 for s in symbols})
+    except (GridError, ZeroDivisionError):
+        return False
+    return True
