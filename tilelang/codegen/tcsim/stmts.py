@@ -21,6 +21,7 @@ class StmtLowering:
         self.local: dict[str, object] = {}          # on-chip buffer name -> Buffer
         self.accumulators: set[str] = set()         # T.gemm outputs: zeroed by ACC.ZERO
         self.vec_pool: dict = {}                    # temporaries of T.Parallel lowering
+        self.loaded: set = set()                    # lets whose value is read from a tensor
         self.kernel_body = None
         self.cluster = None                         # ClusterVarying (cluster.py)
         self.steered = 0                            # depth of cluster-varying control
@@ -36,6 +37,8 @@ class StmtLowering:
             reg = Reg(self.em.reg())
             self.scalar.into(reg, s.value)
             self.env[s.var] = reg
+            if self._data_dependent(s.value):
+                self.loaded.add(s.var)
         elif isinstance(s, Copy):
             self.copy(s)
         elif isinstance(s, Gemm):
@@ -116,10 +119,14 @@ class StmtLowering:
         if region.limits is not None and any(x is not None for x in region.limits):
             attrs["stop"] = tuple(None if x is None else self.scalar.operand(x)
                                   for x in region.limits)
-        if load and any(isinstance(n, Load) and n.buffer.scope == "global"
-                        for x in region.starts for n in walk(x)):
+        if load and any(self._data_dependent(x) for x in region.starts):
             attrs["gather"] = 1
         return attrs
+
+    def _data_dependent(self, e) -> bool:
+        """Whether `e` holds a value read from a tensor (directly or through lets)."""
+        return any((isinstance(n, Load) and n.buffer.scope == "global") or n in self.loaded
+                   for n in walk(e))
 
     def copy(self, s: Copy) -> None:
         src_g = s.src.buffer.name not in self.local
