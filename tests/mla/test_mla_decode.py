@@ -164,3 +164,11 @@ def test_empty_requests_in_a_large_batch():
     q, kv, table, lens = make_case(32, 2, 64, 1, 1024, zero=True, seed=33)
     out, lse = _run(q, kv, table, lens, causal=True)
     check(out, lse, q, kv, table, lens, causal=True)
+
+
+def test_single_query_row_uses_matrix_vector_products():
+    from tilelang.ops.mla import kernels
+    q, kv, table, lens = make_case(4, 1, 1, 1, 150, zero=True, seed=13)
+    out, lse = _run(q, kv, table, lens)
+    check(out, lse, q, kv, table, lens)
+    assert kernels.decode_kernel("bfloat16", 1, False, False).ir().count("T.gemm") == 0

@@ -34,6 +34,8 @@ def decode_kernel(dtype: str, rows: int, fp8: bool, causal: bool, target: str = 
     defines = {"dtype": dtype, "BLOCK_H": block_h(rows), "CAUSAL": bool(causal)}
     if not target.startswith("cpu"):
         defines["TILE_DTYPE"] = "bfloat16"      # the tensor core's operands
+    elif block_h(rows) == 1:
+        defines["GEMV"] = True      # one row: matrix-vector products, no register tile
     name = "mla_decode_fp8" if fp8 else "mla_decode"
     key = (name, target, tuple(sorted(defines.items())))
     with _LOCK:
