@@ -171,4 +171,5 @@ def test_single_query_row_uses_matrix_vector_products():
     q, kv, table, lens = make_case(4, 1, 1, 1, 150, zero=True, seed=13)
     out, lse = _run(q, kv, table, lens)
     check(out, lse, q, kv, table, lens)
-    assert kernels.decode_kernel("bfloat16", 1, False, False).ir().count("T.gemm") == 0
+    k = kernels.decode_kernel("bfloat16", 1, False, False)
+    assert k.ir(after="simplify").count("T.gemm") == 0
