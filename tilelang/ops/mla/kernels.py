@@ -29,12 +29,15 @@ def cores() -> int:
     return default_num_threads()
 
 
-def decode_kernel(dtype: str, rows: int, fp8: bool, causal: bool, target: str = "cpu"):
-    """The compiled `mla_decode` (or `mla_decode_fp8`) kernel."""
-    defines = {"dtype": dtype, "BLOCK_H": block_h(rows), "CAUSAL": bool(causal)}
+def decode_kernel(dtype: str, rows: int, fp8: bool, causal: bool, target: str = "cpu",
+                  block_h: int | None = None):
+    """The compiled `mla_decode` (or `mla_decode_fp8`) kernel for `rows` query rows per
+    KV head (`block_h` overrides the rows a block takes)."""
+    bh = block_h or globals()["block_h"](rows)
+    defines = {"dtype": dtype, "BLOCK_H": bh, "CAUSAL": bool(causal)}
     if not target.startswith("cpu"):
         defines["TILE_DTYPE"] = "bfloat16"      # the tensor core's operands
-    elif block_h(rows) == 1:
+    elif bh == 1:
         defines["GEMV"] = True      # one row: matrix-vector products, no register tile
     name = "mla_decode_fp8" if fp8 else "mla_decode"
     key = (name, target, tuple(sorted(defines.items())))
