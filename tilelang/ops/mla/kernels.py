@@ -37,7 +37,7 @@ def decode_kernel(dtype: str, rows: int, fp8: bool, causal: bool, target: str = 
     defines = {"dtype": dtype, "BLOCK_H": bh, "CAUSAL": bool(causal)}
     if not target.startswith("cpu"):
         defines["TILE_DTYPE"] = "bfloat16"      # the tensor core's operands
-    elif bh == 1:
+    elif bh == 1 and not fp8:
         defines["GEMV"] = True      # one row: matrix-vector products, no register tile
     name = "mla_decode_fp8" if fp8 else "mla_decode"
     key = (name, target, tuple(sorted(defines.items())))
