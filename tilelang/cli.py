@@ -284,6 +284,9 @@ def ir(file, kernel, defines, target, error_format, after, no_memory_reuse):
               help="The symbolic sizes (T.dynamic) of the kernel.")
 @click.option("--arg", "scalar_args", multiple=True, metavar="NAME=VALUE",
               help="Values of scalar parameters (default 1).")
+@click.option("--index", "index_specs", multiple=True, metavar="NAME=KIND[:ARG..]",
+              help="Integer (index) tensors: paged:PAGE, uniform:LO:HI, perm, const:V, "
+                   "mla_schedule:LENS, mla_splits:LENS:META (default: values 0..7).")
 @click.option("--repeat", type=click.IntRange(1, None), default=10, show_default=True,
               help="Timed calls after one warm-up call (cpu).")
 @click.option("--threads", type=click.IntRange(1, None), default=None,
@@ -296,8 +299,8 @@ def ir(file, kernel, defines, target, error_format, after, no_memory_reuse):
 @no_memory_reuse_option
 @raster_option
 @guarded
-def run(file, kernel, defines, target, error_format, shapes, scalar_args, repeat, threads, opt,
-        timing_only, trace, no_memory_reuse, raster):
+def run(file, kernel, defines, target, error_format, shapes, scalar_args, index_specs, repeat,
+        threads, opt, timing_only, trace, no_memory_reuse, raster):
     """Run a kernel of FILE.tl on random inputs; print its time, GB/s and GFLOP/s (cpu),
     or simulate one launch and print the machine's report (tcsim[:CONFIG])."""
     from .driver import RunSettings, bench, parse, run_kernel
@@ -308,9 +311,11 @@ def run(file, kernel, defines, target, error_format, shapes, scalar_args, repeat
     func = only_kernel(parse(text, name, options))
     sizes = bench.parse_assignments(shapes, "size")
     scalars = bench.parse_assignments(scalar_args, "argument")
+    from .driver.index_inputs import parse_specs
     settings = RunSettings(repeat=repeat, threads=threads, timing_only=timing_only,
                            trace=trace)
-    click.echo("\n".join(run_kernel(func, options, sizes, scalars, settings, label=name)))
+    click.echo("\n".join(run_kernel(func, options, sizes, scalars, settings, label=name,
+                                    index=parse_specs(index_specs))))
 
 
 @main.command()

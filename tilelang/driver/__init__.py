@@ -58,9 +58,10 @@ def parse(text: str, filename: str, options: Options):
 
 
 def run_kernel(func, options: Options, sizes: dict, scalars: dict, settings,
-               label: str | None = None) -> list[str]:
+               label: str | None = None, index: dict | None = None) -> list[str]:
     """`tilec run`: compile the kernel `func` (IR) for `options.target` and let the
-    target run it on random inputs for `sizes` / `scalars`; the lines to print."""
+    target run it on random inputs for `sizes` / `scalars` (`index`: how to make the
+    integer tensors, `tilec run --index`); the lines to print."""
     from ..ir.nodes import Module
     from .bench import make_arguments
     target = options.target
@@ -68,7 +69,8 @@ def run_kernel(func, options: Options, sizes: dict, scalars: dict, settings,
 
     def make_args(materialize: bool = True, needs_data=frozenset()) -> list:
         return make_arguments(func, sizes, scalars, materialize=materialize,
-                              needs_data=needs_data, index_input=target.make_index_input)
+                              needs_data=needs_data, index_input=target.make_index_input,
+                              index=index)
     return target.run(kernel, func, sizes, make_args, settings)
 
 

@@ -33,14 +33,15 @@ def parse_assignments(text_items, what: str) -> dict:
 
 def make_arguments(func, sizes: dict, scalars: dict, seed: int = 0,
                    materialize: bool = True, needs_data=frozenset(),
-                   index_input=None) -> list:
-    """Random float (and bool) tensors, the integer tensors `index_input(rng, shape,
-    dtype, param)` makes (a target's `make_index_input`; default zeros: they are often
-    indices, and a random index could point outside a buffer), and the scalar values,
-    in signature order. `materialize=False` gives `(shape, dtype)` pairs instead of
-    tensors (a timing-only simulation of a large shape needs no data), except for the
-    tensors in `needs_data` (a timing simulation reads their values: loop bounds,
-    scales, indices)."""
+                   index_input=None, index: dict | None = None) -> list:
+    """Random float (and bool) tensors, the integer tensors (indices, lengths, a
+    schedule) as `index` says ({name: IndexSpec}: `tilec run --index`, index_inputs.py),
+    else as `index_input(rng, shape, dtype, param)` makes them (a target's
+    `make_index_input`), and the scalar values, in signature order. `materialize=False`
+    gives `(shape, dtype)` pairs instead of tensors (a timing-only simulation of a large
+    shape needs no data), except for the tensors in `needs_data` (a timing simulation
+    reads their values: loop bounds, scales, indices) and the integer tensors `index`
+    makes."""
     import numpy as np
     missing = [s.name for s in func.symbols if s.name not in sizes]
     if missing:
@@ -51,10 +52,16 @@ def make_arguments(func, sizes: dict, scalars: dict, seed: int = 0,
     if unknown:
         raise TileLangError(Diagnostic(BAD_ARG, f"kernel `{func.name}` has no parameter "
                                                 f"{', '.join(unknown)}"))
+    from .index_inputs import make_inputs
     rng = np.random.default_rng(seed)
+    ints = {p.name: (_shape(p, sizes), dtypes.numpy_dtype(p.dtype)) for p in func.params
+            if isinstance(p, ir.Buffer) and dtypes.is_int(p.dtype)}
+    made = make_inputs(index or {}, ints, rng)
     args = []
     for p in func.params:
-        if isinstance(p, ir.Buffer) and not materialize and p.name not in needs_data:
+        if isinstance(p, ir.Buffer) and p.name in made:
+            args.append(made[p.name])
+        elif isinstance(p, ir.Buffer) and not materialize and p.name not in needs_data:
             args.append((_shape(p, sizes), p.dtype))
         elif isinstance(p, ir.Buffer):
             args.append(_random_tensor(rng, _shape(p, sizes), p, index_input))
@@ -74,6 +81,7 @@ def _shape(buf, sizes) -> tuple:
 
 def _random_tensor(rng, shape, param, index_input):
     import numpy as np
+    from .index_inputs import default_input
     dtype = param.dtype
     if dtypes.is_float(dtype):
         values = rng.uniform(-1.0, 1.0, size=shape).astype(np.float32)
@@ -82,4 +90,4 @@ def _random_tensor(rng, shape, param, index_input):
         return rng.random(size=shape) < 0.5
     if index_input is not None:
         return index_input(rng, shape, dtype, param)
-    return np.zeros(shape, dtype=dtypes.numpy_dtype(dtype))
+    return default_input(shape, dtypes.numpy_dtype(dtype), rng)

@@ -158,8 +158,9 @@ class Target:
         return None
 
     def make_index_input(self, rng, shape: tuple, dtype: str, param=None):
-        """The array `tilec run` passes for an integer tensor (often indices): zeros by
-        default, which address the first element of whatever they index."""
-        import numpy as np
+        """The array `tilec run` passes for an integer tensor nobody described with
+        `--index` (often indices or lengths): small non-negative values, never all
+        zeros (driver/index_inputs.py makes the described ones)."""
+        from ..driver.index_inputs import default_input
         from ..dtypes import numpy_dtype
-        return np.zeros(shape, dtype=numpy_dtype(dtype))
+        return default_input(shape, numpy_dtype(dtype), rng)

@@ -105,3 +105,20 @@ def _even(blocks: np.ndarray, splits: int):
 
 
 __all__ = ["schedule", "forced_splits", "request_blocks", "BLOCK", "FIXED_OVERHEAD"]
+
+
+def metadata_input(cache_seqlens, shape) -> np.ndarray:
+    """`tilec run --index sched=mla_schedule:cache_seqlens`: the metadata of a schedule
+    over shape[0] parts for these lengths."""
+    if len(shape) != 2 or shape[1] != META_FIELDS:
+        raise ValueError(f"the metadata tensor is (parts, {META_FIELDS}), not {tuple(shape)}")
+    return schedule(cache_seqlens, int(shape[0]))[0]
+
+
+def splits_input(cache_seqlens, shape, parts: int) -> np.ndarray:
+    """`--index num_splits=mla_splits:cache_seqlens:sched`: the cumulative split counts
+    of the schedule over `parts` parts (the metadata tensor's rows)."""
+    if tuple(shape) != (len(cache_seqlens) + 1,):
+        raise ValueError(f"num_splits is (batch + 1,) = ({len(cache_seqlens) + 1},), not "
+                         f"{tuple(shape)}")
+    return schedule(cache_seqlens, parts)[1]
