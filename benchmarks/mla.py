@@ -312,7 +312,7 @@ def memory_table() -> None:
 def tcsim_case(name: str, b: int, s_q: int, h_q: int, mean: int, varlen: bool) -> None:
     from tilelang.ops.mla import interface, kernels
     from tilelang.ops.mla.scheduler import schedule
-    from tilelang.runtime.tcsim import get_config
+    from tilelang.targets.tcsim.config import get_config
     cfg = get_config("h100_like")
     rng = np.random.default_rng(4)
     lens = np.full(b, mean, np.int32)

@@ -59,8 +59,8 @@ def test_tcsim_counts_the_gathered_bytes():
 
 def test_tcsim_program_marks_the_gather_dma():
     from tilelang.driver import compile_source
-    from tilelang.runtime.tcsim.asm import assemble, disassemble
-    from tilelang.runtime.tcsim.encoding import decode, encode
+    from tilelang.targets.tcsim.asm import assemble, disassemble
+    from tilelang.targets.tcsim.encoding import decode, encode
     lib = compile_source(GATHER_SUM, "g.tl", target="tcsim:tiny")
     prog = lib["gather_sum"].artifact.program
     text = disassemble(prog)

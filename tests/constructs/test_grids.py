@@ -152,7 +152,7 @@ def test_tcsim_runs_the_grids_in_order_and_reports_both():
 
 def test_tcsim_artifact_of_two_grids_round_trips():
     from tilelang.driver import compile_source
-    from tilelang.runtime.tcsim.artifact import from_bytes
+    from tilelang.targets.tcsim.artifact import from_bytes
     lib = compile_source(SPLIT_SUM, "split.tl", target="tcsim:tiny")
     art = lib["row_sums"].artifact
     assert [p.name for p in art.programs] == ["row_sums", "row_sums__grid1"]

@@ -212,12 +212,24 @@ def _mma_shapes(ins, sa, sb, sc) -> list[str]:
 
 
 def _size_text(text, symbols) -> bool:
-    """A workspace dim may be a size expression over the symbols (`B + NUM_PARTS`)."""
-    from .grid import GridError, evaluate
+    """A workspace dim may be a size expression over the symbols (`B + NUM_PARTS`), in
+    the grid-expression syntax the launcher evaluates: integers, names, + - * // %,
+    ceildiv / min / max."""
+    import ast
     if not isinstance(text, str):
         return False
     try:
-        evaluate(text, {s: 1 for s in symbols})
-    except (GridError, ZeroDivisionError):
+        tree = ast.parse(text, mode="eval")
+    except SyntaxError:
         return False
+    ops = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod, ast.USub)
+    for n in ast.walk(tree.body):
+        if isinstance(n, ast.Name) and n.id not in symbols and n.id not in (
+                "ceildiv", "min", "max"):
+            return False
+        if not isinstance(n, (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Call, ast.Name,
+                              ast.Constant, ast.Load) + ops):
+            return False
+        if isinstance(n, ast.Constant) and not isinstance(n.value, int):
+            return False
     return True
