@@ -130,7 +130,7 @@ def cpu_compute(n_turns: int) -> None:
 
 
 def last_level_cache() -> int:
-    from tilelang.passes.cpu_target import host
+    from tilelang.targets.cpu.machine import host
     return host().l3
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from tilelang.ops.mla import flash_mla_with_kvcache, get_mla_metadata
 from tilelang.ops.mla.scheduler import forced_splits, schedule
@@ -173,3 +174,12 @@ def test_single_query_row_uses_matrix_vector_products():
     check(out, lse, q, kv, table, lens)
     k = kernels.decode_kernel("bfloat16", 1, False, False)
     assert k.ir(after="simplify").count("T.gemm") == 0
+
+
+@settings(max_examples=8, deadline=None)
+@given(b=st.integers(1, 5), mean=st.integers(1, 300), zero=st.booleans(),
+       dtype=st.sampled_from(["bf16", "fp16"]), seed=st.integers(0, 999))
+def test_decode_property(b, mean, zero, dtype, seed):
+    q, kv, table, lens = make_case(b, 1, 16, 1, mean, zero=zero, seed=seed, dtype=dtype)
+    out, lse = _run(q, kv, table, lens)
+    check(out, lse, q, kv, table, lens)

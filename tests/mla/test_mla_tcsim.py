@@ -42,3 +42,14 @@ def test_tcsim_causal_and_forced_splits():
     with forced_splits(2):
         out, lse, _ = _run_tcsim(q, kv, table, lens, causal=True)
     check(out, lse, q, kv, table, lens, causal=True, cos=2e-5)
+
+
+@pytest.mark.slow
+def test_tcsim_fp8_cache():
+    import ml_dtypes
+    from tilelang.ops.mla import dequantize_k_cache, quantize_k_cache
+    q, kv, table, lens = make_case(2, 1, 16, 1, 100, seed=23)
+    clean = np.nan_to_num(kv.astype(np.float32)).astype(ml_dtypes.bfloat16)
+    cache = quantize_k_cache(clean)
+    out, lse, _ = _run_tcsim(q, cache, table, lens, fp8=True)
+    check(out, lse, q, dequantize_k_cache(cache), table, lens, out_abs=1e-3, cos=2e-5)

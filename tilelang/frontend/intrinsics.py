@@ -112,6 +112,13 @@ def _minmax(b, name, tree, span):
     return Binary(name, x, y, x.dtype, span=span)
 
 
+def _floor_op(b, name, tree, span):
+    """T.floordiv(a, b) / T.floormod(a, b): TileLang's spellings of `a // b`, `a % b`."""
+    args = bind(Sig(f"T.{name}", (("a", REQUIRED), ("b", REQUIRED))), tree, b.spans)
+    op = "//" if name == "floordiv" else "%"
+    return b.binop(op, b.eval(args["a"]), b.eval(args["b"]), span, span)
+
+
 def _if_then_else(b, name, tree, span):
     args = bind(Sig("T.if_then_else", (("cond", REQUIRED), ("then", REQUIRED),
                                        ("otherwise", REQUIRED))), tree, b.spans)
@@ -156,7 +163,8 @@ def _kernel_value(b, name, tree, span):
 
 
 _HANDLERS = {n: _float_math for n in FLOAT_MATH}
-_HANDLERS.update(abs=_abs, ceildiv=_ceildiv, max=_minmax, min=_minmax,
+_HANDLERS.update(abs=_abs, ceildiv=_ceildiv, max=_minmax, min=_minmax, floordiv=_floor_op,
+                 floormod=_floor_op,
                  if_then_else=_if_then_else, infinity=_infinity, cast=_cast,
                  dynamic=_declaration, symbolic=_declaration, Tensor=_declaration,
                  Buffer=_declaration, prim_func=_declaration, macro=_declaration,

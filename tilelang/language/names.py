@@ -6,7 +6,8 @@ DTYPE_NAMES = ("float64", "float32", "float16", "bfloat16", "float8_e4m3fn", "fl
 
 # T.<name>(...) in expressions -> value
 EXPR_FUNCS = ("exp", "exp2", "log", "log2", "sqrt", "rsqrt", "tanh", "sigmoid", "abs",
-              "floor", "ceil", "erf", "ceildiv", "max", "min", "if_then_else", "infinity",
+              "floor", "ceil", "erf", "ceildiv", "floordiv", "floormod", "max", "min",
+              "if_then_else", "infinity",
               "cast", "get_rank", "get_num_ranks", "address_of")
 # multi-rank statements, spelled as TileScale spells them (docs/multirank.md)
 RANK_OPS = ("put_block", "get_block", "put_warp", "get_warp", "st", "signal_op",
