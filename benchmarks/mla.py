@@ -330,7 +330,7 @@ def tcsim_case(name: str, b: int, s_q: int, h_q: int, mean: int, varlen: bool) -
         table[i, :n] = perm[start:start + n]
         start += n
     k = kernels.decode_kernel("bfloat16", rows, False, s_q > 1, target="tcsim:h100_like",
-                              block_h=block_h)
+                              rows_per_block=block_h)
     nrows = int(blocks.sum()) * 64
     t0 = time.perf_counter()
     k(((b, 1, rows, 576), "bfloat16"), ((nrows, 1, 576), "bfloat16"), table, lens, meta,

@@ -30,10 +30,10 @@ def cores() -> int:
 
 
 def decode_kernel(dtype: str, rows: int, fp8: bool, causal: bool, target: str = "cpu",
-                  block_h: int | None = None):
+                  rows_per_block: int | None = None):
     """The compiled `mla_decode` (or `mla_decode_fp8`) kernel for `rows` query rows per
-    KV head (`block_h` overrides the rows a block takes)."""
-    bh = block_h or globals()["block_h"](rows)
+    KV head (`rows_per_block` overrides the rows a block of the split grid takes)."""
+    bh = rows_per_block or block_h(rows)
     defines = {"dtype": dtype, "BLOCK_H": bh, "CAUSAL": bool(causal)}
     if not target.startswith("cpu"):
         defines["TILE_DTYPE"] = "bfloat16"      # the tensor core's operands
