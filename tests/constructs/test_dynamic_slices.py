@@ -11,7 +11,6 @@ import tilelang
 from tilelang.diagnostics import TileLangError
 from tilelang.frontend import parse_module
 from tilelang.ir.printer import print_module
-from tilelang.passes.manager import run_until
 
 # Copies rows [r0, r1) of each 16-row tile of X to Y through a 16-row shared tile: the
 # load masks the rows past r1 (they read as 0), the store writes only rows below r1.
@@ -103,7 +102,9 @@ AFTER = '''    with T.Kernel(1, threads=32) as bx:
 
 
 def test_lower_tile_ops_masks_past_the_stop():
-    lowered = run_until(parse_module(BEFORE, "k.tl"), "cpu", "lower_tile_ops")
+    from tilelang.driver.options import make_options
+    from tilelang.driver.stages import lower
+    lowered = lower(parse_module(BEFORE, "k.tl"), make_options(), until="lower_tile_ops")
     assert AFTER in print_module(lowered)
 
 
