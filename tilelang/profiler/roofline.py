@@ -80,18 +80,3 @@ class Roofline:
                 "fraction": self.fraction, "bound_time_s": self.bound_time,
                 "achieved_flops": self.achieved_flops,
                 "achieved_bytes_per_s": self.achieved_bytes_per_s}
-
-
-# ----------------------------------------------------------------------------- CPU peaks
-
-def cpu_peaks(figures: dict, dtype: str, threads: int) -> Peaks:
-    """The CPU's ceilings for a kernel computing in `dtype` on `threads` threads, from
-    the host figures (`hostpeaks.measure()`), chosen as the cpu target chooses them
-    (`targets/cpu/peaks.py`), with labels saying what they are."""
-    from ..targets.cpu.peaks import ceilings
-    c = ceilings(figures, dtype, threads)
-    name = "fp64" if c.compute == "float64" else "fp32"
-    used, used_bw = c.flops_threads, c.bytes_threads
-    return Peaks(c.flops_per_s, c.bytes_per_s,
-                 f"{name} FMA, {c.width}-bit, {used} thread{'s' * (used != 1)}",
-                 f"stream read, {used_bw} thread{'s' * (used_bw != 1)}")

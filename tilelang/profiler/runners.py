@@ -25,11 +25,26 @@ class CpuRunner:
     def call(self, runtime_kernel, args: list, num_threads=None) -> None:
         runtime_kernel(*args, out_idx=None, num_threads=num_threads)
 
+    def __init__(self, target=None):
+        from ..targets import get
+        self.target = target if target is not None else get("cpu")
+
     def roofline_peaks(self, dtype: str, threads: int):
-        """The host's measured ceilings (the host memo; measured briefly if missing)."""
+        """The target's ceilings (the host's peaks memo, measured briefly first if this
+        host has none), labelled with the vector width and thread count they are from."""
+        from ..targets.cpu.peaks import ceilings
         from . import hostpeaks
-        from .roofline import cpu_peaks
-        return cpu_peaks(hostpeaks.host_peaks(), dtype, threads)
+        from .roofline import Peaks
+        figures = hostpeaks.host_peaks()            # makes the memo the target reads
+        peaks = self.target.roofline_peaks(dtype, threads)
+        c = ceilings(figures, dtype, threads)
+        if peaks is None:                           # a cross target: this host's figures
+            flops, bw = c.flops_per_s, c.bytes_per_s
+        else:
+            flops, bw = peaks.flops_per_s, peaks.bytes_per_s
+        name = "fp64" if c.compute == "float64" else "fp32"
+        return Peaks(flops, bw, f"{name} FMA, {c.width}-bit, {_threads(c.flops_threads)}",
+                     f"stream read, {_threads(c.bytes_threads)}")
 
     def threads(self, num_threads=None) -> int:
         from ..runtime.launch import default_num_threads
@@ -76,8 +91,8 @@ class SimRunner:
         library = build_module(kernel_function.module(), kernel_function.options)
         return library[kernel_function.name]
 
-    def __init__(self, config: str = "h100_like"):
-        self.config = config
+    def __init__(self, target):
+        self.target = target
 
     def call(self, runtime_kernel, args: list, num_threads=None) -> None:
         runtime_kernel(*args, mode="functional")
@@ -101,15 +116,17 @@ class SimRunner:
         return kernel.last_report.time_s
 
     def roofline_peaks(self, dtype: str, threads: int = 0):
-        """The machine config's dense MMA peak for `dtype` inputs and its HBM peak."""
-        from ..targets.tcsim.config import MMA_CLASS, get_config
+        """The target's ceilings (its machine config): the dense MMA peak for `dtype`
+        inputs (bf16's when the machine has no MMA for `dtype`) and the HBM peak."""
+        from ..targets.tcsim.config import MMA_CLASS
         from .roofline import Peaks
-        cfg = get_config(self.config)
-        mma = dtype if dtype in MMA_CLASS and dict(cfg.mma_flops_per_clk).get(
-            MMA_CLASS[dtype]) else "bfloat16"
-        return Peaks(cfg.peak_flops(mma), cfg.hbm_bytes_per_s,
-                     f"{MMA_CLASS[mma]} MMA peak, {cfg.cores} cores",
-                     "HBM peak")
+        cfg = self.target.machine_config()
+        peaks = self.target.roofline_peaks(dtype, threads)
+        if peaks is None:
+            dtype = "bfloat16"
+            peaks = self.target.roofline_peaks(dtype, threads)
+        return Peaks(peaks.flops_per_s, peaks.bytes_per_s,
+                     f"{MMA_CLASS.get(dtype, dtype)} MMA peak, {cfg.cores} cores", "HBM peak")
 
     def time_ms(self, runtime_kernel, args: list, *, quantiles=None, **_ignored):
         runtime_kernel(*args, mode="timing")
@@ -124,5 +141,8 @@ def runner_for(options):
 
 
 # target registry name -> its runner class, built from the Target
-RUNNERS = {"cpu": lambda target: CpuRunner(),
-           "tcsim": lambda target: SimRunner(target.config)}
+RUNNERS = {"cpu": CpuRunner, "tcsim": SimRunner}
+
+
+def _threads(n: int) -> str:
+    return f"{n} thread{'s' * (n != 1)}"
