@@ -384,7 +384,7 @@ main.add_command(_profile_command(sys.modules[__name__]))
 main.add_command(_launch)
 
 # `tilec simulate-ep` (the EP cluster model) lives in a module of its own
-from .ep.cluster.command import command as _simulate_ep  # noqa: E402
+from .simulate_ep import command as _simulate_ep  # noqa: E402
 main.add_command(_simulate_ep(guarded))
 
 

@@ -157,3 +157,24 @@ def test_runs_as_python_module():
                            "8", *SMALL], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert "flat, no EPLB" in proc.stdout
+
+
+def test_help_shows_the_settings_defaults():
+    from tilelang.ep.cluster.settings import Settings
+    from tilelang.simulate_ep import _FLAGS
+    defaults = Settings()
+    for flag, field, _, _, shown in _FLAGS:
+        assert getattr(defaults, field) == shown, flag
+
+
+def test_tilec_starts_without_the_model():
+    """Registering simulate-ep loads neither numpy nor tilelang.ep: every tilec command
+    starts as fast as before."""
+    import subprocess
+    import sys
+    code = ("import sys, tilelang.cli; print(sorted(m for m in sys.modules "
+            "if m == 'numpy' or m.startswith('tilelang.ep')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"

@@ -8,7 +8,9 @@ independent and alike (GEMM tiles; attention heads), so a grid of more than
 — of about `WAVES` waves, and scaled by the ratio of blocks: the simulation then takes
 seconds at any shape. The results are kept in memory and in `ep-step-timings.json` in
 the compiler's cache directory (`TILELANG_CACHE_DIR`; not with
-`TILELANG_DISABLE_CACHE=1`), keyed by machine, kernel source and shape.
+`TILELANG_DISABLE_CACHE=1`), keyed by machine config, shape, the kernels' source and the
+simulator's (its code generator, machine configs and engine: a change to any of them
+times again).
 """
 from __future__ import annotations
 
@@ -52,7 +54,7 @@ def attention_seconds(seq: int, heads: int, config: str = "h100_like") -> float:
 
 
 def _timed(config: str, kernel: str, shapes) -> float:
-    key = f"{config}|{kernel}|{_source_hash()}|{shapes}"
+    key = f"{config}|{kernel}|{_identity()}|{shapes}"
     if key not in _MEMO:
         disk = _load_disk()
         if key not in disk:
@@ -78,8 +80,22 @@ def _cores(config: str) -> int:
     return get_config(config).cores
 
 
-def _source_hash() -> str:
-    return hashlib.sha256(SOURCE.read_bytes()).hexdigest()[:16]
+_IDENTITY: list = []
+_SIMULATOR_PARTS = ("codegen/tcsim", "targets/tcsim", "runtime/tcsim")
+
+
+def _identity() -> str:
+    """A hash of step_kernels.tl and of the size and time of every file of the tcsim
+    code generator, machine configs and simulator."""
+    if not _IDENTITY:
+        h = hashlib.sha256(SOURCE.read_bytes())
+        root = Path(__file__).resolve().parents[2]
+        for part in _SIMULATOR_PARTS:
+            for path in sorted((root / part).rglob("*.py")):
+                st = path.stat()
+                h.update(f"{path.relative_to(root)}:{st.st_size}:{st.st_mtime_ns}".encode())
+        _IDENTITY.append(h.hexdigest()[:16])
+    return _IDENTITY[0]
 
 
 def _disk_path() -> Path:
