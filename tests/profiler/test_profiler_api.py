@@ -19,9 +19,10 @@ def test_do_bench_counts_and_modes():
     assert ms >= 0
     q = do_bench(lambda: sum(range(1000)), _n_repeat=20, quantiles=[0.0, 0.5, 1.0])
     assert len(q) == 3 and q[0] <= q[1] <= q[2]
-    lo = do_bench(lambda: sum(range(1000)), _n_repeat=20, return_mode="min")
-    hi = do_bench(lambda: sum(range(1000)), _n_repeat=20, return_mode="max")
-    assert 0 < lo <= hi
+    from tilelang.profiler.bench import measure, summarize
+    times = measure(lambda: sum(range(1000)), n_repeat=20)     # one set of calls:
+    lo, mid, hi = (summarize(times, m) for m in ("min", "median", "max"))
+    assert len(times) == 20 and 0 < lo <= mid <= hi           # the modes agree on it
 
 
 def test_do_bench_times_what_it_runs():
