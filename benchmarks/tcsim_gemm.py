@@ -1,13 +1,15 @@
 """MMA utilisation of a bf16 GEMM on the simulated H100-class machine (tcsim:h100_like),
 timing-only: examples/gemm.tl compiled for tcsim with a single-stage K loop and with
-pipelined + rasterised schedules, next to the figures the simulator is sanity-checked
-against (a real H100: a kernel without producer/consumer overlap reaches ~49% of peak,
-cuBLAS ~81%), and the simulator's own wall time.
+pipelined + rasterised schedules (one with a 1x2 thread-block cluster that multicasts
+the B tiles, as cuBLAS's Hopper kernels do), and the simulator's own wall time.
 
     python benchmarks/tcsim_gemm.py [--size 8192] [--config h100_like]
 
-Tiles 128x256x64 (bf16 in, fp32 accumulate and out). Prints each schedule's figures and
-appends JSON lines to benchmarks/results.jsonl (benchmarks/common.py).
+Utilisation is of the config's peak at its nominal clock (the clock model lowers the
+clock under tensor-core load). The published reference is cuBLAS at ~81 % of peak on a
+real H100: the best schedule here must land in 73-89 % (and under it without the
+multicast), the single-stage one at most 55 %. Tiles 128x256x64 (bf16 in, fp32
+accumulate and out). Appends JSON lines to benchmarks/results.jsonl.
 """
 from __future__ import annotations
 
@@ -19,12 +21,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import ROOT, report  # noqa: E402
 
-REAL_H100 = {"single": 0.49, "pipelined": 0.81}     # no-overlap kernel / cuBLAS
+CUBLAS = 0.81                                        # of peak, on a real H100 SXM5
 TILE = dict(BLOCK_M=128, BLOCK_N=256, BLOCK_K=64)
-PIPELINED = [(4, 8), (3, 8), (4, 0)]                 # (num_stages, raster panel)
+PIPELINED = [(4, 8, (1, 2)), (4, 8, (1, 1)), (3, 8, (1, 1))]   # stages, raster, cluster
 
 
-def compile_gemm(stages: int, raster: int, config: str):
+def compile_gemm(stages: int, raster: int, config: str, cluster=(1, 1)):
     from tilelang.codegen.tcsim import compile_module
     from tilelang.frontend import parse_module
     from tilelang.driver import make_options
@@ -34,12 +36,12 @@ def compile_gemm(stages: int, raster: int, config: str):
     module = parse_module(path.read_text(), str(path), defines=defines)
     # the tile IR tcsim compiles: simplified, buffers placed by the arena planner
     module = lower(module, make_options(target="tcsim"))
-    return compile_module(module, config, raster=raster)["gemm"]
+    return compile_module(module, config, raster=raster, cluster=cluster)["gemm"]
 
 
-def simulate(stages: int, raster: int, size: int, config: str):
+def simulate(stages: int, raster: int, size: int, config: str, cluster=(1, 1)):
     from tilelang.runtime.tcsim import run
-    art = compile_gemm(stages, raster, config)
+    art = compile_gemm(stages, raster, config, cluster)
     shapes = [((size, size), "bfloat16"), ((size, size), "bfloat16"),
               ((size, size), "float32")]
     t0 = time.perf_counter()
@@ -50,8 +52,9 @@ def simulate(stages: int, raster: int, size: int, config: str):
 def line(name: str, rep, wall: float) -> str:
     return (f"{name:<28} util {rep.mma_utilization * 100:5.1f} %  "
             f"{rep.tflops:7.1f} TFLOPS  {rep.cycles:14,.0f} cycles  "
-            f"L2 hit {rep.l2_hit_rate * 100:4.1f} %  HBM {rep.bytes['hbm'] / 1e9:6.2f} GB  "
-            f"waves {rep.waves}  sim {wall:5.1f} s")
+            f"L2 {rep.bytes['l2'] / 1e9:6.2f} GB (hit {rep.l2_hit_rate * 100:4.1f} %)  "
+            f"HBM {rep.bytes['hbm'] / 1e9:6.2f} GB  clock {rep.clock_ghz:.2f} GHz  "
+            f"sim {wall:5.1f} s")
 
 
 def main(argv=None) -> None:
@@ -64,22 +67,27 @@ def main(argv=None) -> None:
           f"{TILE['BLOCK_M']}x{TILE['BLOCK_N']}x{TILE['BLOCK_K']}")
     single, wall1 = simulate(1, 0, n, cfg)
     print(line("num_stages=1, row-major", single, wall1))
-    best, best_wall, best_name = None, 0.0, ""
-    for stages, raster in PIPELINED:
-        rep, wall = simulate(stages, raster, n, cfg)
-        name = f"num_stages={stages}, raster={raster}"
+    best, best_wall, best_name, plain = None, 0.0, "", None
+    for stages, raster, cluster in PIPELINED:
+        rep, wall = simulate(stages, raster, n, cfg, cluster)
+        name = f"num_stages={stages}, raster={raster}" + \
+            (f", cluster {cluster[0]}x{cluster[1]}" if cluster != (1, 1) else "")
         print(line(name, rep, wall))
+        if cluster == (1, 1) and (plain is None or rep.mma_utilization > plain.mma_utilization):
+            plain = rep
         if best is None or rep.mma_utilization > best.mma_utilization:
             best, best_wall, best_name = rep, wall, name
-    print()
+    print(f"\npublished: cuBLAS reaches ~{CUBLAS * 100:.0f} % of peak on a real H100 SXM5; "
+          f"tcsim's best schedule {best.mma_utilization * 100:.1f} % "
+          f"({best.mma_utilization / CUBLAS * 100:.0f} % of cuBLAS's figure), without "
+          f"multicast {plain.mma_utilization * 100:.1f} %")
     extra = {"size": n, "config": cfg, "tile": TILE}
     report("tcsim_gemm", "MMA utilisation, num_stages=1", single.mma_utilization, "",
-           baseline=REAL_H100["single"], baseline_name="real H100 without overlap",
            target=0.55, extra=dict(extra, cycles=single.cycles))
     report("tcsim_gemm", f"MMA utilisation, best pipelined ({best_name})",
-           best.mma_utilization, "", baseline=REAL_H100["pipelined"],
-           baseline_name="cuBLAS on a real H100", target=0.85, higher_is_better=True,
-           extra=dict(extra, cycles=best.cycles, schedule=best_name))
+           best.mma_utilization, "", target=0.73, higher_is_better=True,
+           extra=dict(extra, cycles=best.cycles, schedule=best_name, published=CUBLAS,
+                      upper_bound=0.89))
     report("tcsim_gemm", "fraction of the simulator's roofline (best pipelined)",
            best.roofline_fraction, "", baseline=1.0, baseline_name="roofline",
            higher_is_better=True, extra=extra)

@@ -4,11 +4,11 @@ intra-warpgroup overlap: the QK^T of iteration i+1 is issued before the softmax 
 PV of iteration i).
 
 The loop body's scheduled statements (every top-level statement but the lets, which are
-replayed where used) form groups (`group=`, one group per statement without it); each
+replayed before each group that reads them) form groups (`group=`, one group per statement without it); each
 group has a pipeline `stage` and an `order` within a pipeline step. Step t runs every
 group g, in `order`, for iteration t - stage[g]. A group with stage -1 is a producer
-(TileLang's warp-specialised loads): it runs one step ahead of the earliest group that
-reads what it writes.
+(TileLang's warp-specialised loads): it runs num_stages - 1 steps (at least one) ahead
+of the earliest group that reads what it writes.
 
 A buffer written in a group of stage w and read in a group of stage r > w is live across
 r - w steps: it gets r - w + 1 copies, and the step loop is unrolled so that every
@@ -23,8 +23,8 @@ from math import lcm
 
 from dataclasses import replace
 
-from ...ir.nodes import Alloc, Buffer, Const, For, If, Let, Seq
-from ...ir.visitor import rewrite, substitute, walk
+from ...ir.nodes import Alloc, Buffer, Const, For, If, Let, Seq, Var
+from ...ir.visitor import rewrite, walk
 from ...targets.tcsim.isa import Imm, Reg
 from .scalar import unsupported
 
@@ -37,7 +37,8 @@ def lower_scheduled(st, loop: For) -> None:
     stmts = list(loop.body.stmts if isinstance(loop.body, Seq) else (loop.body,))
     lets, scheduled = _split_lets(stmts)
     groups, stages, orders = _groups(loop, scheduled)
-    stages = _producer_stages(st, groups, stages)
+    lead = max(1, int(loop.annotation("num_stages", 2) or 2) - 1)
+    stages = _producer_stages(st, groups, stages, lead)
     copies = _copies(st, loop, groups, stages)
     unroll = lcm(*copies.values()) if copies else 1
     em = st.em
@@ -70,22 +71,30 @@ def lower_scheduled(st, loop: For) -> None:
             em.emit("IF", lo)
             _bind(st, loop, it)
             names = {n: _copy_name(n, (first + shift) % c) for n, c in copies.items()}
+            for let in _needed(lets, groups[g]):      # replayed for this iteration
+                st.stmt(let)
             for s in groups[g]:
-                st.stmt(_renamed(substitute(s, lets), names))
+                st.stmt(_renamed(s, names))
             em.emit("ENDIF")
     em.emit("ADDI", base, base, Imm(unroll))
     em.emit("ENDLOOP")
 
 
 def _split_lets(stmts):
-    """(let var -> its value with earlier lets inlined, the scheduled statements)."""
-    lets, scheduled = {}, []
-    for s in stmts:
-        if isinstance(s, Let):
-            lets[s.var] = substitute(s.value, lets)
-        else:
-            scheduled.append(s)
-    return lets, scheduled
+    """(the body's lets, in order; the scheduled statements)."""
+    lets = [s for s in stmts if isinstance(s, Let)]
+    return lets, [s for s in stmts if not isinstance(s, Let)]
+
+
+def _needed(lets, stmts) -> list:
+    """The lets `stmts` read, with the lets those read, in program order."""
+    used = {n for s in stmts for n in walk(s) if isinstance(n, Var)}
+    out = []
+    for let in reversed(lets):
+        if let.var in used:
+            out.append(let)
+            used |= {n for n in walk(let.value) if isinstance(n, Var)}
+    return out[::-1]
 
 
 def _groups(loop: For, scheduled):
@@ -104,8 +113,9 @@ def _groups(loop: For, scheduled):
     return [[scheduled[i] for i in g] for g in group], list(stage), list(order)
 
 
-def _producer_stages(st, groups, stages):
-    """Stage -1 (a producer): one step before the earliest group reading what it writes."""
+def _producer_stages(st, groups, stages, lead: int):
+    """Stage -1 (a producer): `lead` steps (num_stages - 1, at least one) before the
+    earliest group reading what it writes."""
     out = list(stages)
     for g, s in enumerate(stages):
         if s != -1:
@@ -113,7 +123,7 @@ def _producer_stages(st, groups, stages):
         written = {n for n in st.local if any(n in x.effects().writes() for x in groups[g])}
         readers = [stages[k] for k in range(len(groups)) if k != g and stages[k] >= 0
                    and _uses(groups[k], written)]
-        out[g] = (min(readers) if readers else 0) - 1
+        out[g] = (min(readers) if readers else 0) - lead
     return out
 
 

@@ -79,9 +79,29 @@ class VecLowering:
             return self.lets[e]
         if isinstance(e, Load):
             return self._load(e)
+        narrow = self._narrow(e)
+        if narrow is not None:
+            return narrow
         name = self.temp(e.dtype)
         self.compute(Tile(name), name, e)
         return Tile(name)
+
+    def _narrow(self, e):
+        """`e` computed over the loop dims it depends on only (`m[i] * scale` in an
+        (i, j) nest is one value per row, as a thread computes it once per row), as a
+        temporary broadcast over the others; None when it needs every dim."""
+        if any(isinstance(n, Var) and n in self.lets for n in walk(e)):
+            return None
+        used = sorted({self.dom[n] for n in walk(e) if isinstance(n, Var) and n in self.dom})
+        if not used or len(used) == len(self.shape):
+            return None
+        order = sorted(self.dom, key=self.dom.get)
+        inner = VecLowering(self.st, [order[d] for d in used],
+                            tuple(self.shape[d] for d in used))
+        name = inner.temp(e.dtype)
+        inner.compute(Tile(name), name, e)
+        self.busy += inner.busy                     # released with this nest's temps
+        return Tile(name, None, tuple(used))
 
     def _load(self, e: Load):
         name = e.buffer.name

@@ -84,7 +84,9 @@ class L2:
     a row, the last runs along sectors); a row starts on a sector boundary.
 
     An exact repeat of a box whose sectors were all touched within the capacity is a
-    hit without looking at the sectors (the common case of tiled kernels)."""
+    hit without looking at the sectors (the common case of tiled kernels); its touch
+    is written to the sector map only before the map is next read (stamps only grow,
+    so writing the latest stamp of each box, in order, gives the same map)."""
 
     def __init__(self, capacity: int, sector: int = 32):
         self.sector = sector
@@ -92,6 +94,7 @@ class L2:
         self.clock = 0
         self.maps: dict = {}                  # tensor -> last-touch clock per sector
         self.boxes: dict = {}                 # (tensor, starts, box) -> (clock, sectors)
+        self.pending: dict = {}               # tensor -> {box key: touches to write}
         self.hits = self.misses = 0           # sectors
         self.hit_bytes = self.miss_bytes = 0.0
 
@@ -101,11 +104,13 @@ class L2:
         key = (name, starts, box)
         seen = self.boxes.get(key)
         if seen is not None and self.clock - seen[0] < self.capacity:
-            view = self._view(name, shape, itemsize, starts, box)
-            view[...] = self.clock
             self.boxes[key] = (self.clock, seen[1])
+            later = self.pending.setdefault(name, {})
+            later.pop(key, None)                  # kept in the order of last touch
+            later[key] = (shape, itemsize, self.clock)
             self.hits += seen[1]
             return seen[1], 0
+        self._flush(name)
         view = self._view(name, shape, itemsize, starts, box)
         if view is None:
             return 0, 0
@@ -120,6 +125,13 @@ class L2:
         if self.clock > _REBASE:
             self._rebase()
         return hit, miss
+
+    def _flush(self, name: str) -> None:
+        """Write the touches the fast path deferred for tensor `name`."""
+        touched = self.pending.pop(name, None)
+        if touched:
+            for (_, starts, box), (shape, itemsize, clock) in touched.items():
+                self._view(name, shape, itemsize, starts, box)[...] = clock
 
     def _view(self, name, shape, itemsize, starts, box):
         """The sectors of `box` in the tensor's map (a numpy view), None if empty."""
@@ -143,6 +155,8 @@ class L2:
 
     def _rebase(self) -> None:
         """Keep the clocks small: shift them, forgetting what is long evicted."""
+        for name in list(self.pending):
+            self._flush(name)
         shift = self.clock - self.capacity
         for m in self.maps.values():
             np.subtract(m, shift, out=m)

@@ -10,6 +10,7 @@ import math
 
 from ...targets.tcsim.config import MachineConfig
 from ...targets.tcsim.isa import Glob, Imm, Program, Reg, SemRef, Tile, Wait
+from .runs import compile_dispatch, compile_regions, compile_runs
 from .vec_cost import vec_cycles
 
 ENGINE_INDEX = {"DMA_IN": 0, "DMA_OUT": 1, "MMA": 2, "VEC": 3}
@@ -46,7 +47,9 @@ class DI:
     __slots__ = ("op", "engine", "args", "jump", "tiles", "glob", "box", "stop", "waits",
                  "signal", "cycles", "flops", "mma_dtype", "attrs", "reads", "writes",
                  "line", "index", "elems", "kind", "fn", "operand_bytes",
-                 "static_stages", "regs", "ta", "tb", "box_elems", "mcast")
+                 "static_stages", "regs", "ta", "tb", "box_elems", "mcast", "run",
+                 "wait_sems", "signal_sem", "latency", "smem_bytes", "esize", "to_smem",
+                 "make_op", "block")
 
     def __init__(self):
         self.jump = -1
@@ -70,6 +73,19 @@ class DI:
         self.ta = self.tb = False   # MMA: transposed operands
         self.box_elems = 0          # DMA: elements of the box
         self.mcast = False          # DMA.LD: one read for the whole cluster
+        self.run = None             # (function, length): a compiled scalar run (runs.py)
+        # precomputed for the engines: semaphores as indices into a block's flat list
+        # (-1: the index is a register), the completion latency (MMA / VEC), the bytes
+        # an MMA reads from shared memory, a DMA's element size and whether it lands
+        # in shared memory
+        self.wait_sems = ()         # ((flat, name, index spec, phase spec), ...)
+        self.signal_sem = None      # (flat, name, index spec)
+        self.latency = 0
+        self.smem_bytes = 0
+        self.esize = 0
+        self.to_smem = False
+        self.make_op = None         # (core, regs, ready, engine) -> Op (runs.py)
+        self.block = None           # (core, regs, t) -> (pc, t, count): a region (runs.py)
 
 
 def _operand(x, bufs):
@@ -82,8 +98,26 @@ def _operand(x, bufs):
     return spec(x)
 
 
+def sem_offsets(p: Program) -> dict[str, int]:
+    """Where each semaphore array starts in a block's flat list of semaphores."""
+    out, n = {}, 0
+    for name, count in p.sems:
+        out[name] = n
+        n += count
+    return out
+
+
+def smem_levels(cfg: MachineConfig) -> set[str]:
+    """The on-chip memories counted as "shared" traffic (all but the register file)."""
+    return (set(cfg.mma_ab_levels) | set(cfg.dma_levels)) - {"RF"}
+
+
 def decode_program(p: Program, cfg: MachineConfig) -> list[DI]:
     bufs = {b.name: b for b in p.buffers}
+    offsets = sem_offsets(p)
+    sizes = dict(p.sems)
+    shared = smem_levels(cfg)
+    dtypes = {x.name: x.dtype for x in p.params}
     out = []
     for i, ins in enumerate(p.code):
         d = DI()
@@ -98,6 +132,7 @@ def decode_program(p: Program, cfg: MachineConfig) -> list[DI]:
                                     for t in d.tiles)
         if d.engine >= 0:
             _engine_fields(d, ins, cfg)
+            _engine_constants(d, cfg, offsets, sizes, shared, dtypes)
         else:
             _scalar_fields(d)
         d.regs = _registers(ins)
@@ -108,7 +143,35 @@ def decode_program(p: Program, cfg: MachineConfig) -> list[DI]:
     _scalar_fields(end)
     out.append(end)
     _resolve_jumps(out)
+    compile_runs(out, (K_BIN, K_UN, K_SEL), cfg.scalar_cycles)
+    compile_regions(out, (K_BIN, K_UN, K_SEL), (K_IF, K_ELSE, K_ENDIF), cfg.scalar_cycles,
+                    cfg.queue_depth)
+    from .machine import Op
+    for d in out:
+        if d.engine >= 0:
+            d.make_op = compile_dispatch(d, Op)
     return out
+
+
+def _flat(name, idx, offsets, sizes) -> int:
+    """A semaphore's place in the flat list, when its index is a constant in range."""
+    if idx is None:
+        return offsets[name]
+    if not idx[0] and 0 <= idx[1] < sizes[name]:
+        return offsets[name] + idx[1]
+    return -1
+
+
+def _engine_constants(d: DI, cfg, offsets, sizes, shared, dtypes) -> None:
+    d.wait_sems = tuple((_flat(n, i, offsets, sizes), n, i, p) for n, i, p in d.waits)
+    if d.signal is not None:
+        d.signal_sem = (_flat(*d.signal, offsets, sizes),) + tuple(d.signal)
+    d.latency = cfg.mma_latency if d.engine == 2 else cfg.vec_latency
+    d.smem_bytes = sum(n for lv, n in d.operand_bytes.items() if lv in shared)
+    if d.glob is not None:
+        from ...dtypes import nbytes
+        d.esize = nbytes(dtypes[d.glob[0]])
+        d.to_smem = d.tiles[0].decl.level in shared
 
 
 def _registers(ins) -> tuple[int, ...]:

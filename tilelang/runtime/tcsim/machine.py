@@ -5,8 +5,9 @@ Timing rules (docs/tcsim.md has them with examples):
 * the scalar unit spends `scalar_cycles` per instruction; an engine instruction it
   dispatches at t is ready for its engine at t + scalar_cycles; a full queue stalls it;
 * `LDG` (a scalar load) does not stall the scalar unit: its register is ready
-  `dma_latency` cycles later, and the first instruction that names it waits until then
-  (a scoreboard), so independent loads overlap as a GPU's in-flight loads do;
+  `l2_latency` (an L2 hit) or `dma_latency` cycles later, and the first instruction
+  that names it waits until then (a scoreboard), so independent loads overlap as a
+  GPU's in-flight loads do;
 * MMA / VEC occupy their engine for their cost (atoms x atom cycles, elements / width),
   and complete `latency` cycles after that (the engine is pipelined);
 * a DMA's data phase runs at its bandwidth pool's shared rate (bandwidth.py) and occupies
@@ -48,7 +49,7 @@ class Engine:
     has its own in-order queue, and the engine starts the first ready queue head it finds
     (round robin), as a core's schedulers pick among ready warps."""
     __slots__ = ("index", "name", "phys", "slots", "busy_until", "data_active", "busy",
-                 "stall_sem", "stall_bw", "waiting", "wait_since", "seen", "rr")
+                 "stall_sem", "stall_bw", "waiting", "wait_since", "seen", "rr", "queued")
 
     def __init__(self, index: int, phys: int):
         self.index = index
@@ -64,6 +65,7 @@ class Engine:
         self.wait_since = 0.0
         self.seen: dict = {}
         self.rr = 0
+        self.queued = 0             # bit k: slot k's queue for this engine is not empty
 
 
 class Core:
@@ -73,7 +75,7 @@ class Core:
     __slots__ = ("sim", "id", "slot", "label", "code", "regs", "pc", "t", "loops",
                  "engines", "queues", "inflight", "sems", "bufs", "bufs_state", "block",
                  "blocked", "blocked_since", "seen", "stall", "done", "block_start",
-                 "last_fence", "loading", "valid", "gang")
+                 "last_fence", "loading", "valid", "gang", "flat")
 
     def __init__(self, sim, cid: int, slot: int, engines: list, multi: bool):
         self.sim = sim
@@ -104,6 +106,7 @@ class Core:
         self.t = t
         self.loops = []
         self.sems = {name: [Sem(name) for _ in range(n)] for name, n in sim.program.sems}
+        self.flat = [s for arr in self.sems.values() for s in arr]    # decode.sem_offsets
         self.seen = {}
         self.last_fence = -1.0                  # when the scalar unit last passed a FENCE
         self.loading = {}                       # register -> when its LDG value lands
@@ -111,6 +114,10 @@ class Core:
         self.bufs = sim.new_buffers() if sim.functional else None
         self.bufs_state = {}
         sim.push(t, STEP, self)
+
+    def sem_at(self, flat: int, name, idx) -> Sem:
+        """A semaphore by its flat index (decode.sem_offsets), or by name and index."""
+        return self.flat[flat] if flat >= 0 else self.sem((name, idx))
 
     def sem(self, ref) -> Sem:
         name, idx = ref
@@ -157,6 +164,26 @@ class Core:
             d = code[pc]
             if loading:
                 t = self._operands_ready(d, t)
+            elif d.block is not None:           # a compiled region (runs.py)
+                fn, end = d.block
+                pc, t, n = fn(self, regs, t)
+                sim.instructions += n
+                if pc == end:
+                    continue
+                # stopped before an engine instruction whose queue is full
+                eng = self.engines[code[pc].engine]
+                if t > now:
+                    self.pc, self.t = pc, t
+                    sim.push(t, STEP, self)
+                else:
+                    self.block_on(("queue", eng), now, pc, t)
+                return
+            elif d.run is not None:             # a compiled run of scalar ALU ops
+                fn, n = d.run
+                t = fn(regs, t)
+                sim.instructions += n
+                pc += n
+                continue
             if d.engine >= 0:
                 eng = self.engines[d.engine]
                 if len(self.queues[d.engine]) >= depth:
@@ -210,8 +237,8 @@ class Core:
                 regs[a[0][1]] = regs[pick[1]] if pick[0] else pick[1]
                 pc += 1
             elif k == K_LDG:
-                regs[a[0][1]] = sim.load_scalar(a[1], regs)
-                loading[a[0][1]] = t + sim.cfg.dma_latency   # in flight, not a stall
+                regs[a[0][1]], latency = sim.load_scalar(a[1], regs)
+                loading[a[0][1]] = t + latency       # in flight, not a stall
                 pc += 1
             else:
                 # semaphores, FENCE and HALT depend on (or change) state other units see:

@@ -9,6 +9,7 @@ not halted, the program is deadlocked: the simulator reports the waits, never ha
 from __future__ import annotations
 
 import heapq
+import itertools
 import math
 
 import numpy as np
@@ -46,8 +47,10 @@ class Simulator:
         self.launches = cluster_order(self.order, program.cluster)
         self.mcast: dict = {}                   # multicast loads waiting for their cluster
         self.heap: list = []
-        self.seq = 0
+        self.seq = itertools.count(1)           # ties on time go in push order
         cap = cfg.port_bytes_per_clk
+        self.port = cap
+        self.dma_latency = cfg.dma_latency
         self.hbm_per_clk = cfg.hbm_bytes_per_s / (self.clock_ghz * 1e9)
         self.hbm = Pool("HBM", self.hbm_per_clk * cfg.hbm_efficiency, cap)
         self.l2pool = Pool("L2", cfg.l2_bytes_per_s / (self.clock_ghz * 1e9), cap)
@@ -94,28 +97,30 @@ class Simulator:
 
     # ------------------------------------------------------------------ events
     def push(self, t: float, kind: int, obj, arg=None) -> None:
-        self.seq += 1
-        heapq.heappush(self.heap, (t, self.seq, kind, obj, arg))
+        heapq.heappush(self.heap, (t, next(self.seq), kind, obj, arg))
 
     def run(self):
         for gang in self.gangs:
             self._next(gang, 0.0)
-        heap = self.heap
+        heap, pop = self.heap, heapq.heappop
+        try_start, complete, pool_event = self.try_start, self.complete, self._pool_event
+        limit = self.max_events or 0
         count = 0
         while heap:
-            t, _, kind, obj, arg = heapq.heappop(heap)
-            count += 1
-            if kind == STEP:
+            t, _, kind, obj, arg = pop(heap)
+            if kind == DONE:
+                complete(obj, t)
+            elif kind == TRY:
+                try_start(obj, t)
+            elif kind == STEP:
                 if obj.blocked is None and not obj.done:
                     obj.step(t)
-            elif kind == TRY:
-                self.try_start(obj, t)
-            elif kind == DONE:
-                self.complete(obj, t)
             elif arg == obj.version:
-                self._pool_event(obj, t)
-            if self.max_events and count > self.max_events:
-                raise SimError(f"simulation exceeded {self.max_events} events")
+                pool_event(obj, t)
+            if limit:
+                count += 1
+                if count > limit:
+                    raise SimError(f"simulation exceeded {limit} events")
         if self.blocks_done < len(self.order):
             from .deadlock import explain
             raise explain(self)
@@ -151,16 +156,23 @@ class Simulator:
             self._next(gang, t + self.cfg.block_launch_cycles if
                        self.next_launch < len(self.launches) else t)
 
-    def load_scalar(self, glob, regs):
-        """LDG: one element of a global tensor (0 outside it). Launch binding made sure
-        the tensor has data in timing mode too (launch.value_params)."""
+    def load_scalar(self, glob, regs) -> tuple:
+        """LDG: (one element of a global tensor (0 outside it), cycles until it lands).
+        Launch binding made sure the tensor has data in timing mode too
+        (launch.value_params). The element's sector goes through the L2: a hit lands
+        after `l2_latency`, a miss after `dma_latency` (and the sector stays)."""
         name, starts = glob
         g = self.tensors[name]
         idx = tuple(regs[s[1]] if s[0] else s[1] for s in starts)
         if any(not 0 <= i < n for i, n in zip(idx, g.shape)):
-            return 0
+            return 0, self.dma_latency
+        latency = self.dma_latency
+        if self.cfg.l2_latency:
+            hit, _ = self.l2.access(name, g.shape, g.dtype.itemsize, idx, (1,) * len(idx))
+            if hit:
+                latency = self.cfg.l2_latency
         v = g[idx]
-        return float(v) if g.dtype.kind not in "iub" else int(v)
+        return (float(v) if g.dtype.kind not in "iub" else int(v)), latency
 
     def new_buffers(self) -> dict:
         out = {}
@@ -170,6 +182,18 @@ class Simulator:
 
     # ------------------------------------------------------------------ engines
     def dispatch(self, core, eng, d, ready: float) -> None:
+        if d.make_op is not None and not self.functional:
+            op = d.make_op(core, core.regs, ready, eng)
+            queue = core.queues[d.engine]
+            if queue:
+                queue.append(op)
+                return
+            queue.append(op)
+            eng.queued |= 1 << core.slot
+            if not eng.data_active:
+                bu = eng.busy_until
+                self.push(ready if ready >= bu else bu, TRY, eng)
+            return
         regs = core.regs
         op = Op()
         op.di, op.ready, op.eng = d, ready, eng
@@ -181,12 +205,15 @@ class Simulator:
             op.starts = tuple(regs[s[1]] if s[0] else s[1] for s in d.glob[1])
             op.stops = None if d.stop is None else tuple(
                 None if s is None else int(regs[s[1]] if s[0] else s[1]) for s in d.stop)
-        if d.waits:
-            op.waits = tuple([(core.sem((n, i)), regs[p[1]] if p[0] else p[1])
-                              for n, i, p in d.waits])
+        if d.wait_sems:
+            flat = core.flat
+            op.waits = tuple([(flat[f] if f >= 0 else core.sem((n, i)),
+                               regs[p[1]] if p[0] else p[1]) for f, n, i, p in d.wait_sems])
         else:
             op.waits = ()
-        op.signal = core.sem(d.signal) if d.signal is not None else None
+        sig = d.signal_sem
+        op.signal = None if sig is None else \
+            (core.flat[sig[0]] if sig[0] >= 0 else core.sem(sig[1:]))
         if self.functional and d.engine == 3:
             vals = [(regs[a[1]] if a[0] else a[1]) if isinstance(a, tuple) else None
                     for a in d.args]
@@ -201,6 +228,8 @@ class Simulator:
         queue = core.queues[d.engine]
         was_empty = not queue
         queue.append(op)
+        if was_empty:
+            eng.queued |= 1 << core.slot
         if was_empty and not eng.data_active:
             self.push(max(ready, eng.busy_until), TRY, eng)
 
@@ -230,7 +259,10 @@ class Simulator:
             if eng.waiting:
                 eng.stall_sem += now - eng.wait_since
                 eng.waiting = False
-            core.queues[eng.index].popleft()
+            queue = core.queues[eng.index]
+            queue.popleft()
+            if not queue:
+                eng.queued &= ~(1 << core.slot)
             if core.blocked is not None and core.blocked[0] == "queue" and \
                     core.blocked[1] is eng:
                 core.wake(now)
@@ -239,16 +271,27 @@ class Simulator:
     def _pick(self, eng, now: float):
         slots = eng.slots
         n = len(slots)
+        if n == 1:
+            return self._pick_one(eng, slots[0], now)
+        # the slots whose queue for this engine holds something, from `rr` on, in
+        # round-robin order (`eng.queued`: one bit per slot)
+        queued = eng.queued
+        rr = eng.rr
+        order = queued >> rr
+        wrapped = queued & ((1 << rr) - 1)
         soonest = None
         blocked = False
-        for k in range(n):
-            core = slots[(eng.rr + k) % n]
-            queue = core.queues[eng.index]
-            if not queue:
-                continue
-            op = queue[0]
+        base = rr
+        while order or wrapped:
+            if not order:
+                order, wrapped, base = wrapped, 0, 0
+            low = order & -order
+            k = base + low.bit_length() - 1
+            order ^= low
+            core = slots[k]
+            op = core.queues[eng.index][0]
             if op.ready > now:
-                soonest = op.ready if soonest is None else min(soonest, op.ready)
+                soonest = op.ready if soonest is None or op.ready < soonest else soonest
                 continue
             for sem, ph in op.waits:
                 if sem.phase <= ph:
@@ -257,7 +300,7 @@ class Simulator:
                     blocked = True
                     break
             else:
-                eng.rr = (eng.rr + k + 1) % n
+                eng.rr = (k + 1) % n
                 return core, op
         if soonest is not None:
             self.push(soonest, TRY, eng)
@@ -265,6 +308,25 @@ class Simulator:
             eng.waiting = True
             eng.wait_since = now
         return None, None
+
+    def _pick_one(self, eng, core, now: float):
+        """_pick with one block slot on the core (the same decisions, fewer steps)."""
+        queue = core.queues[eng.index]
+        if not queue:
+            return None, None
+        op = queue[0]
+        if op.ready > now:
+            self.push(op.ready, TRY, eng)
+            return None, None
+        for sem, ph in op.waits:
+            if sem.phase <= ph:
+                if eng not in sem.waiters:
+                    sem.waiters.append(eng)
+                if not eng.waiting:
+                    eng.waiting = True
+                    eng.wait_since = now
+                return None, None
+        return core, op
 
     def _start(self, core, eng, op, now: float) -> None:
         d = op.di
@@ -276,17 +338,15 @@ class Simulator:
             dur = d.cycles
             eng.busy_until = now + dur
             eng.busy += dur
-            lat = self.cfg.mma_latency if d.engine == 2 else self.cfg.vec_latency
-            self.push(now + dur + lat, DONE, op)
+            self.push(now + dur + d.latency, DONE, op)
             valid = core.valid
             if d.flops:
                 dt = d.mma_dtype
                 self.flops[dt] = self.flops.get(dt, 0.0) + d.flops
                 useful = useful_mma(valid, d, op.stages, d.ta, d.tb) if valid else d.flops
                 self.useful[dt] = self.useful.get(dt, 0.0) + useful
-                for lv, n in d.operand_bytes.items():
-                    if lv in self.smem_levels:
-                        self.bytes["smem"] += n
+                if d.smem_bytes:
+                    self.bytes["smem"] += d.smem_bytes
             elif d.engine == 2:
                 useful_zero(valid, d.tiles[0], op.stages[0])
             elif valid:
@@ -297,9 +357,9 @@ class Simulator:
     def _start_dma(self, core, eng, op, now: float) -> None:
         d = op.di
         g = self.tensors[d.glob[0]]
-        tile = d.tiles[0].decl
-        esize = g.dtype.itemsize
-        shape = nx.clip_shape(g.shape, op.stops)       # stop=: a masked ragged tail
+        esize = d.esize
+        stops = op.stops
+        shape = g.shape if stops is None else nx.clip_shape(g.shape, stops)  # masked tail
         inb = nx.inbounds_elems(op.starts, d.box, shape)
         nbytes = inb * esize
         op.nbytes = d.box_elems * esize               # a box's arrival counts all of it
@@ -308,7 +368,7 @@ class Simulator:
                 useful_load(core.valid, d.tiles[0], op.stages[0], op.starts, d.box, shape)
             elif core.valid:
                 core.valid.pop((d.tiles[0].buf, op.stages[0]), None)
-        if tile.level in self.smem_levels:
+        if d.to_smem:
             self.bytes["smem"] += nbytes
         eng.data_active = True
         op.data_start = now
@@ -387,9 +447,9 @@ class Simulator:
         eng.data_active = False
         took = now - op.data_start
         eng.busy += took
-        moved = op.moved
-        eng.stall_bw += max(0.0, took - moved / self.cfg.port_bytes_per_clk)
-        self.push(now + self.cfg.dma_latency, DONE, op)
+        lost = took - op.moved / self.port
+        eng.stall_bw += lost if lost > 0.0 else 0.0
+        self.push(now + self.dma_latency, DONE, op)
         self.try_start(eng, now)
 
     def complete(self, op, now: float) -> None:

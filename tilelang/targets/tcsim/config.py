@@ -79,8 +79,10 @@ class MachineConfig:
     # (power-limited; 0: always `clock_ghz`). A run's effective clock falls from
     # `clock_ghz` towards it with the share of time its MMA engines are busy.
     sustained_clock_ghz: float = 0.0
-    # L2: the granularity it fetches and keeps data in (bytes)
+    # L2: the granularity it fetches and keeps data in (bytes), and the latency of a
+    # scalar load that hits it (0: every scalar load takes `dma_latency`)
     l2_sector_bytes: int = 32
+    l2_latency: int = 0
     # whether the figures were calibrated against published measurements of the part;
     # an uncalibrated config says so in every report
     calibrated: bool = True
@@ -173,7 +175,7 @@ def _validate(c: MachineConfig) -> None:
         v = getattr(c, name)
         need(isinstance(v, int) and v > 0, f"{name} must be a positive integer, not {v!r}")
     for name in ("mma_latency", "vec_latency", "dma_latency", "block_launch_cycles",
-                 "thread_bytes", "sfu_elems_per_clk", "cvt_elems_per_clk"):
+                 "thread_bytes", "sfu_elems_per_clk", "cvt_elems_per_clk", "l2_latency"):
         v = getattr(c, name)
         need(isinstance(v, int) and v >= 0, f"{name} must be a non-negative integer")
     for name in ("clock_ghz", "hbm_bytes_per_s", "l2_bytes_per_s", "port_bytes_per_clk"):
@@ -215,7 +217,7 @@ H100_LIKE = MachineConfig(
     vec_elems_per_clk=128, vec_latency=20,
     # L2: the measured 5.5-7 TB/s, not the 12 TB/s that once stood in for multicast
     hbm_bytes_per_s=3.35e12, l2_bytes_per_s=6.5e12, l2_bytes=50 * MB,
-    port_bytes_per_clk=128.0, dma_latency=600,
+    port_bytes_per_clk=128.0, dma_latency=600, l2_latency=260,
     levels=_levels(SMEM=227 * KB, RF=256 * KB),
     dma_levels=("SMEM", "RF"), mma_ab_levels=("SMEM", "RF"), mma_c_levels=("RF",),
     vec_levels=("SMEM", "RF"), queue_depth=8, block_launch_cycles=200,

@@ -1,0 +1,262 @@
+"""Straight-line runs of scalar ALU instructions, compiled into Python functions.
+
+Most of a compiled kernel's instructions are scalar bookkeeping (the synchronisation
+protocol's phase registers, stage indices, loop counters) between engine instructions.
+The scalar unit used to interpret them one by one; a run of such instructions (no
+control flow, no memory, no semaphores, no engine op) now executes as one generated
+function over the register list, with the same operations in the same order, so
+every register value (and so every cycle count) is what the interpreter computes. The
+scalar unit still charges `scalar_cycles` per instruction.
+"""
+from __future__ import annotations
+
+from .numerics import SCALAR_BIN, SCALAR_UN
+
+# operations whose meaning is a Python expression (exactly the numerics lambdas)
+_BIN = {"ADD": "({a} + {b})", "SUB": "({a} - {b})", "MUL": "({a} * {b})",
+        "ADDI": "({a} + {b})", "MULI": "({a} * {b})",
+        "LT": "int({a} < {b})", "LE": "int({a} <= {b})", "GT": "int({a} > {b})",
+        "GE": "int({a} >= {b})", "EQ": "int({a} == {b})", "NE": "int({a} != {b})",
+        "AND": "int(bool({a}) and bool({b}))", "OR": "int(bool({a}) or bool({b}))"}
+_UN = {"MOV": "{a}", "NEG": "(-{a})", "NOT": "int(not {a})"}
+
+MIN_RUN = 2          # shorter runs are interpreted (a call costs about one step)
+
+
+def compile_runs(code, kinds, cycles) -> None:
+    """Attach `run = (function, length)` to the first instruction of every run of at
+    least MIN_RUN pure scalar instructions (`kinds`: the decoded kinds that qualify).
+    The function takes the registers and the scalar unit's time and returns the time
+    after the run, adding `cycles` once per instruction (as the interpreter does, so
+    the float sums round alike)."""
+    i, n = 0, len(code)
+    while i < n:
+        j = i
+        while j < n and code[j].engine < 0 and code[j].kind in kinds:
+            j += 1
+        if j - i >= MIN_RUN:
+            code[i].run = (_compile(code[i:j], cycles), j - i)
+        i = max(j, i + 1)
+
+
+def _compile(ds, cycles):
+    consts: dict = {"C": cycles}
+
+    def operand(spec) -> str:
+        is_reg, v = spec
+        if is_reg:
+            return f"r[{v}]"
+        name = f"k{len(consts)}"
+        consts[name] = v
+        return name
+
+    lines = ["def run(r, t):"]
+    for d in ds:
+        a = d.args
+        dst = f"r[{a[0][1]}]"
+        if d.op == "SEL":
+            expr = f"({operand(a[2])} if {operand(a[1])} else {operand(a[3])})"
+        elif len(a) == 3:
+            x, y = operand(a[1]), operand(a[2])
+            if d.op in _BIN:
+                expr = _BIN[d.op].format(a=x, b=y)
+            else:
+                fn = f"f{len(consts)}"
+                consts[fn] = SCALAR_BIN[d.op]
+                expr = f"{fn}({x}, {y})"
+        else:
+            x = operand(a[1])
+            if d.op in _UN:
+                expr = _UN[d.op].format(a=x)
+            else:
+                fn = f"f{len(consts)}"
+                consts[fn] = SCALAR_UN[d.op]
+                expr = f"{fn}({x})"
+        lines.append(f"    {dst} = {expr}")
+        lines.append("    t += C")
+    lines.append("    return t")
+    namespace = dict(consts)
+    exec("\n".join(lines), namespace)          # source built from decoded operands only
+    return namespace["run"]
+
+
+def compile_dispatch(d, op_class):
+    """A function building the in-flight `Op` of engine instruction `d` from a block's
+    registers: its stages (range-checked), box start, waits and signal resolved with
+    the register reads written out, so dispatch runs no loop over operand specs.
+    Returns None when a semaphore index is a register (the generic path resolves it)."""
+    if any(f < 0 for f, *_ in d.wait_sems) or (d.signal_sem and d.signal_sem[0] < 0):
+        return None
+    consts: dict = {"Op": op_class, "D": d}
+
+    def value(spec) -> str:
+        is_reg, v = spec
+        if is_reg:
+            return f"regs[{v}]"
+        name = f"k{len(consts)}"
+        consts[name] = v
+        return name
+
+    lines = ["def make(core, regs, ready, eng):", "    op = Op()",
+             "    op.di = D", "    op.ready = ready", "    op.eng = eng"]
+    if d.static_stages is not None:
+        consts["STAGES"] = d.static_stages
+        lines.append("    op.stages = STAGES")
+    else:
+        names = []
+        for i, t in enumerate(d.tiles):
+            if t.stage is None:
+                names.append("0")
+                continue
+            lines.append(f"    s{i} = {value(t.stage)}")
+            lines.append(f"    if not 0 <= s{i} < {t.decl.stages}: "
+                         f"bad_stage(core, D, {i}, s{i})")
+            names.append(f"s{i}")
+        lines.append(f"    op.stages = ({', '.join(names)},)")
+        consts["bad_stage"] = bad_stage
+    if d.glob is not None:
+        lines.append(f"    op.starts = ({', '.join(value(s) for s in d.glob[1])},)")
+        if d.stop is None:
+            lines.append("    op.stops = None")
+        else:
+            stops = ", ".join("None" if x is None else f"int({value(x)})" for x in d.stop)
+            lines.append(f"    op.stops = ({stops},)")
+    if d.wait_sems:
+        lines.append("    flat = core.flat")
+        waits = ", ".join(f"(flat[{f}], {value(p)})" for f, _, _, p in d.wait_sems)
+        lines.append(f"    op.waits = ({waits},)")
+    else:
+        lines.append("    op.waits = ()")
+    if d.signal_sem is None:
+        lines.append("    op.signal = None")
+    else:
+        lines.append(f"    op.signal = core.flat[{d.signal_sem[0]}]")
+    lines += ["    op.nbytes = 0", "    op.recs = ()", "    op.core = core",
+              "    op.fence = core.last_fence", "    return op"]
+    namespace = dict(consts)
+    exec("\n".join(lines), namespace)
+    return namespace["make"]
+
+
+def bad_stage(core, d, i, s):
+    from .errors import SimError
+    t = d.tiles[i]
+    raise SimError(f"{core.label}: {d.op} (instruction {d.index}) uses stage {s} of "
+                   f"{t.buf}, which has {t.decl.stages}")
+
+
+def compile_regions(code, kinds, branch_kinds, cycles, depth) -> None:
+    """Attach `block` to the first instruction of every *region*: a span of scalar ALU
+    instructions, balanced IF / ELSE / ENDIF and engine instructions (no loops, loads,
+    semaphores): `block = (function, end)`. The function runs the span as the
+    interpreter would and returns (pc, t, instructions) with pc = end, or the pc of an
+    engine instruction whose queue is full (where the scalar unit blocks or waits, as
+    the interpreter decides it)."""
+    k_if, k_else, k_endif = branch_kinds
+    i, n = 0, len(code)
+    while i < n:
+        j, open_ifs, last_ok = i, 0, i
+        while j < n:
+            d = code[j]
+            if d.engine >= 0 or d.kind in kinds:
+                pass
+            elif d.kind == k_if:
+                open_ifs += 1
+            elif d.kind == k_else:
+                if open_ifs == 0:
+                    break
+            elif d.kind == k_endif:
+                if open_ifs == 0:
+                    break
+                open_ifs -= 1
+            else:
+                break
+            j += 1
+            if open_ifs == 0:
+                last_ok = j
+        if last_ok - i >= MIN_RUN and any(code[k].engine >= 0 or code[k].kind == k_if
+                                          for k in range(i, last_ok)):
+            code[i].block = (_region(code, i, last_ok, cycles, depth, branch_kinds), last_ok)
+        i = max(last_ok, i + 1)
+
+
+def _region(code, start, end, cycles, depth, branch_kinds):
+    k_if, k_else, k_endif = branch_kinds
+    consts: dict = {"C": cycles, "DEPTH": depth}
+    lines = ["def block(core, r, t):", "    n = 0", "    queues = core.queues",
+             "    engines = core.engines", "    dispatch = core.sim.dispatch"]
+
+    def operand(spec) -> str:
+        is_reg, v = spec
+        if is_reg:
+            return f"r[{v}]"
+        name = f"k{len(consts)}"
+        consts[name] = v
+        return name
+
+    def emit(pc, stop, indent):
+        pad = "    " * indent
+        while pc < stop:
+            d = code[pc]
+            if d.engine >= 0:
+                name = f"d{pc}"
+                consts[name] = d
+                lines.append(f"{pad}if len(queues[{d.engine}]) >= DEPTH:")
+                lines.append(f"{pad}    return {pc}, t, n")
+                lines.append(f"{pad}dispatch(core, engines[{d.engine}], {name}, t + C)")
+                lines.append(f"{pad}n += 1")
+                lines.append(f"{pad}t += C")
+                pc += 1
+            elif d.kind == k_if:
+                target = d.jump                       # its ELSE or ENDIF
+                lines.append(f"{pad}n += 1")
+                lines.append(f"{pad}t += C")
+                lines.append(f"{pad}if {operand(d.args[0])}:")
+                lines.append(f"{pad}    pass")
+                endif = target if code[target].kind == k_endif else code[target].jump
+                emit(pc + 1, target, indent + 1)
+                if code[target].kind == k_else:       # the then-branch runs the ELSE
+                    lines.append(f"{pad}    n += 1")
+                    lines.append(f"{pad}    t += C")
+                else:                                  # ... or reaches the ENDIF
+                    lines.append(f"{pad}    n += 1")
+                    lines.append(f"{pad}    t += C")
+                lines.append(f"{pad}else:")
+                lines.append(f"{pad}    pass")
+                if code[target].kind == k_else:
+                    emit(target + 1, endif, indent + 1)
+                    lines.append(f"{pad}    n += 1")  # the else-branch reaches the ENDIF
+                    lines.append(f"{pad}    t += C")
+                pc = endif + 1
+            else:
+                lines.append(f"{pad}{_assign(d, operand, consts)}")
+                lines.append(f"{pad}n += 1")
+                lines.append(f"{pad}t += C")
+                pc += 1
+
+    emit(start, end, 1)
+    lines.append(f"    return {end}, t, n")
+    namespace = dict(consts)
+    exec("\n".join(lines), namespace)
+    return namespace["block"]
+
+
+def _assign(d, operand, consts) -> str:
+    """`r[dst] = <expression>` of one scalar ALU instruction."""
+    a = d.args
+    dst = f"r[{a[0][1]}]"
+    if d.op == "SEL":
+        return f"{dst} = ({operand(a[2])} if {operand(a[1])} else {operand(a[3])})"
+    if len(a) == 3:
+        x, y = operand(a[1]), operand(a[2])
+        if d.op in _BIN:
+            return f"{dst} = {_BIN[d.op].format(a=x, b=y)}"
+        fn = f"f{len(consts)}"
+        consts[fn] = SCALAR_BIN[d.op]
+        return f"{dst} = {fn}({x}, {y})"
+    x = operand(a[1])
+    if d.op in _UN:
+        return f"{dst} = {_UN[d.op].format(a=x)}"
+    fn = f"f{len(consts)}"
+    consts[fn] = SCALAR_UN[d.op]
+    return f"{dst} = {fn}({x})"
