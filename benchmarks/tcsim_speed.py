@@ -30,8 +30,10 @@ from common import ROOT, report  # noqa: E402
 CHILD = r'''
 import json, sys, time
 import numpy as np
+import tilelang.runtime.tcsim.sim as S
 from tilelang.runtime.tcsim import run
 from tilelang.targets.tcsim.artifact import load
+S.CLOCK_TOLERANCE = float(sys.argv[3])       # both engines under this tree's clock policy
 art = load(sys.argv[1])
 args = [np.load(a) if isinstance(a, str) else (tuple(a[0]), a[1])
         for a in json.loads(open(sys.argv[2]).read())]
@@ -79,8 +81,9 @@ def baseline_tree(commit: str, into: str) -> str:
 
 def turn(tree: str, art: str, args: str) -> dict:
     env = dict(os.environ, PYTHONPATH=tree)
-    out = subprocess.run([sys.executable, "-c", CHILD, art, args], cwd=tree, env=env,
-                         capture_output=True, text=True, timeout=3600)
+    from tilelang.runtime.tcsim.sim import CLOCK_TOLERANCE
+    out = subprocess.run([sys.executable, "-c", CHILD, art, args, str(CLOCK_TOLERANCE)],
+                         cwd=tree, env=env, capture_output=True, text=True, timeout=3600)
     if out.returncode:
         raise RuntimeError(f"{art} under {tree} failed:\n{out.stderr}")
     return json.loads(out.stdout.strip().splitlines()[-1])

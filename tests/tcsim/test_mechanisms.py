@@ -8,7 +8,7 @@ import pytest
 
 from tilelang.runtime.tcsim import run
 from tilelang.runtime.tcsim.errors import DeadlockError, LaunchError
-from tilelang.runtime.tcsim.sim import cluster_order
+from tilelang.runtime.tcsim.clusters import cluster_order
 from tilelang.targets.tcsim.asm import assemble, disassemble
 from tilelang.targets.tcsim.config import H100_LIKE, TINY
 from tilelang.targets.tcsim.encoding import decode, encode

@@ -48,7 +48,10 @@ def lower_scheduled(st, loop: For) -> None:
         d = replaced.setdefault(name, em.buffers.pop(name, None))
         for v in range(n):
             if _copy_name(name, v) not in em.buffers:
-                em.declare(_copy_name(name, v), d.level, d.dtype, d.shape)
+                # the first copy takes the buffer's place in the arena plan (its slot is
+                # reserved for the loop), the others sit on top
+                em.declare(_copy_name(name, v), d.level, d.dtype, d.shape,
+                           offset=d.offset if v == 0 else None)
                 st.local[_copy_name(name, v)] = replace(st.local[name],
                                                         name=_copy_name(name, v))
     first, last = min(stages), max(stages)
