@@ -112,10 +112,14 @@ def _fmt(value: float, unit: str) -> str:
 def report(benchmark: str, metric: str, value: float, unit: str, *,
            baseline: float | None = None, baseline_name: str = "",
            target: float | None = None, higher_is_better: bool = False,
+           peak: float | None = None, peak_name: str = "",
            extra: dict | None = None) -> dict:
-    """Prints one figure with its target and its ratio to the baseline, and appends it
+    """Prints one figure with its target, its fraction of the machine's peak measured
+    in the same run (`peak`, same unit) and its ratio to the baseline, and appends it
     (with machine details) to benchmarks/results.jsonl. Returns the record."""
     parts = [f"{metric}: {_fmt(value, unit)}"]
+    if peak is not None and peak > 0:
+        parts.append(f"= {100 * value / peak:.1f}% of {peak_name} {_fmt(peak, unit)}")
     met = None
     if target is not None:
         met = value >= target if higher_is_better else value <= target
@@ -131,6 +135,8 @@ def report(benchmark: str, metric: str, value: float, unit: str, *,
         "benchmark": benchmark, "metric": metric, "value": value, "unit": unit,
         "target": target, "target_met": met, "higher_is_better": higher_is_better,
         "baseline_name": baseline_name or None, "baseline": baseline, "ratio": ratio,
+        "peak_name": peak_name or None, "peak": peak,
+        "fraction_of_peak": value / peak if peak else None,
         "machine": machine_info(), **({"extra": extra} if extra else {}),
     }
     with open(RESULTS, "a") as f:

@@ -9,6 +9,12 @@ fp32 and fp16 inputs (fp16 is compared with numpy's fp32 sgemm and with its
 examples/gemm_bias_relu.tl and fp8 at n = 2048; and the seed's case, 8192^3 fp16 on all
 threads (run, or extrapolated from n = 2048 with --quick).
 
+Every side is timed in the same alternating turns as the host's FMA loop on the same
+threads (`hostpeaks.FmaProbe`), so each figure is printed as a fraction of the FMA peak
+measured beside it, and as a ratio to numpy. Figures are medians over the turns (the
+best turn is kept in results.jsonl). One thread is timed by CPU time, several by the
+wall clock: on a shared machine run the latter under `chrt -f 1` or when it is quiet.
+
     python benchmarks/gemm.py [--quick] [--threads 1,2] [--sizes 256,512] [--repeats 5]
 """
 from __future__ import annotations
@@ -16,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -59,17 +66,29 @@ def run_child(threads: int, case_list: list[dict]) -> list[dict]:
     return [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
 
 
-def gflops(r: dict, seconds: float) -> float:
+def gflops(r: dict, seconds) -> float:
+    """GFLOP/s of the median of `seconds` (a list of turns) or of one time."""
+    if isinstance(seconds, list):
+        seconds = statistics.median(seconds)
     return 2.0 * r["m"] * r["n"] * r["k"] / seconds / 1e9
+
+
+def peak_gflops(r: dict) -> float:
+    """The FMA loop's median GFLOP/s over the case's turns."""
+    return r["peak_flops"] / statistics.median(r["peak_s"]) / 1e9
 
 
 def show(r: dict, threads: int) -> None:
     shape = f"{r['m']}x{r['n']}x{r['k']}"
     name = {"library": f"ops.gemm {r['precision']}-in", "user": "gemm+bias+relu (.tl)",
             "fp8": "fp8_gemm (block-scaled)"}[r["kind"]]
-    extra = {"threads": threads, "rel_err": r["rel_err"]}
+    extra = {"threads": threads, "rel_err": r["rel_err"], "turns": len(r["tl_s"]),
+             "best_gflops": gflops(r, min(r["tl_s"])),
+             "numpy_best_gflops": gflops(r, min(r["numpy_s"])),
+             "peak_best_gflops": r["peak_flops"] / min(r["peak_s"]) / 1e9}
     report("gemm", f"{name} {shape} {threads}T GFLOP/s", gflops(r, r["tl_s"]), "GFLOP/s",
            baseline=gflops(r, r["numpy_s"]), baseline_name="numpy fp32 sgemm",
+           peak=peak_gflops(r), peak_name=f"FMA peak {threads}T",
            higher_is_better=True, extra=extra)
     if "astype_s" in r:
         report("gemm", f"{name} {shape} {threads}T vs astype(float32) @",
@@ -89,7 +108,8 @@ def seed_case(threads: int, quick: bool, results: list[dict]) -> None:
         if base is None:
             return
         scale = (SEED_N / 2048) ** 3
-        r = {"tl_s": base["tl_s"] * scale, "astype_s": base["astype_s"] * scale,
+        r = {"tl_s": statistics.median(base["tl_s"]) * scale,
+             "astype_s": statistics.median(base["astype_s"]) * scale,
              "numpy_fp16_s": None}
         how = "extrapolated from n=2048"
     else:

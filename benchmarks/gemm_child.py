@@ -2,9 +2,11 @@
 tilelang thread counts were fixed by the parent (OPENBLAS_NUM_THREADS is read once, when
 numpy loads). Reads a JSON list of cases from argv[1]; prints one JSON object per case.
 
-Each case times the tilelang side and its numpy baselines in turns, repetition by
-repetition (so a slow spell of the shared machine hits every side alike), pausing after
-each multi-threaded call so that OpenBLAS's spinning worker threads do not slow the next.
+Each case times the tilelang side, its numpy baselines and the host's FMA loop (the peak,
+`hostpeaks.FmaProbe`, on the same threads) in turns, repetition by repetition (so a slow
+spell of the shared machine hits every side alike), pausing after each multi-threaded
+call so that OpenBLAS's spinning worker threads do not slow the next. Each side's times
+are printed, all of them: the parent takes their medians (and bests).
 """
 from __future__ import annotations
 
@@ -26,12 +28,24 @@ SINGLE = os.environ.get("OPENBLAS_NUM_THREADS") == "1"
 CLOCK = time.thread_time if SINGLE else time.perf_counter
 
 
+_PEAK = []
+
+
+def peak_probe():
+    """The FMA loop on this launch's threads (made once per process)."""
+    if not _PEAK:
+        from tilelang.profiler.hostpeaks import FmaProbe
+        threads = int(os.environ.get("TILELANG_NUM_THREADS", "1"))
+        _PEAK.append(FmaProbe(threads, seconds=0.02))
+    return _PEAK[0]
+
+
 def best(fn, repeats: int) -> float:
-    return interleaved({"x": fn}, repeats)["x"]
+    return min(interleaved({"x": fn}, repeats)["x"])
 
 
 def interleaved(sides: dict, repeats: int) -> dict:
-    """The best time of each callable in `sides`, timed in turns (a, b, c, b, c, a, ...)
+    """The times of each callable in `sides`, timed in turns (a, b, c, b, c, a, ...)
     so that every side sees the same spells of a noisy, shared machine, and the order
     rotates so that no side always follows the same one (the astype path frees 48 MB,
     and the kernel's background work on that memory took a core from the next call);
@@ -47,7 +61,7 @@ def interleaved(sides: dict, repeats: int) -> dict:
             times[name].append(CLOCK() - t0)
             if not SINGLE:
                 time.sleep(PAUSE)
-    return {name: min(ts) for name, ts in times.items()}
+    return times
 
 
 def arrays(m, n, k, dtype, seed=0):
@@ -86,14 +100,15 @@ def measure(case) -> dict:
     a32, b32 = a.astype(np.float32), b.astype(np.float32)
     run, c = tl_side(case, a, b)
     c_np = np.empty((m, n), np.float32)      # both sides write into a preallocated C
-    sides = {"tl_s": run, "numpy_s": lambda: np.matmul(a32, b32, out=c_np)}
+    sides = {"tl_s": run, "numpy_s": lambda: np.matmul(a32, b32, out=c_np),
+             "peak_s": peak_probe()}
     if case["precision"] == "fp16":
         sides["astype_s"] = lambda: a.astype(np.float32) @ b.astype(np.float32)
     if case["kind"] == "fp8":
         from tilelang.ops import gemm
         c32 = np.empty((m, n), np.float32)
         sides["fp32_kernel_s"] = lambda: gemm(a32, b32, out=c32)
-    out = {**case, **interleaved(sides, case["repeats"])}
+    out = {**case, **interleaved(sides, case["repeats"]), "peak_flops": peak_probe().flops}
     ref = a32.astype(np.float64) @ b32.astype(np.float64)
     if case["kind"] == "user":
         ref = np.maximum(ref + np.linspace(-1, 1, n), 0)

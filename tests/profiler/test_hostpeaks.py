@@ -54,3 +54,14 @@ def test_memo_round_trip(tmp_path, monkeypatch):
     assert hostpeaks.memo_path().startswith(str(tmp_path))
     (tmp_path / hostpeaks.memo_path().rsplit("/", 1)[1]).write_text("{not json")
     assert hostpeaks.load() is None          # a torn memo is re-measured, never trusted
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_fma_probe_runs_a_fixed_checked_amount_of_work(threads):
+    probe = hostpeaks.FmaProbe(threads, seconds=0.002)
+    k = probe.kernel
+    assert probe.flops == probe.iters * 2 * k.lanes * k.accumulators * threads
+    probe()                                   # each thread's sum checked against the closed form
+    probe.outs[-1][:] = 0
+    with pytest.raises(RuntimeError, match="FMA loop gave"):
+        k.check(probe.outs[-1], probe.iters)  # an unrun loop would not pass

@@ -13,6 +13,11 @@ through ctypes (which releases the GIL, so n Python threads run it on n cores):
 * read: a vector sum over a buffer several times the last-level cache, compared with
   numpy's sum; copy: a vector copy of such a buffer (bytes read + bytes written).
 
+The compute loops are timed by each thread's CPU time (a neighbour taking the core for a
+while on a shared machine does not lower the peak), the streams by the wall clock (the
+memory bandwidth is shared by whoever runs). `FmaProbe` is the FMA loop as one side of a
+benchmark's alternating turns (benchmarks/gemm.py sets each kernel beside it).
+
 `measure()` returns the figures as a dict (what the memo holds); `load()` / `store()`
 keep them in the host memo of the cache directory, keyed by the machine's fingerprint,
 so they are measured once per host (`benchmarks/peak.py` measures and stores them).
@@ -180,17 +185,24 @@ def stream_ir(lanes: int = 8) -> str:
 
 # ----------------------------------------------------------------------------- running
 
-def _run_threads(fn, args_per_thread: list[tuple]) -> float:
-    """Run `fn(*args)` once per entry on its own thread, all together; wall seconds."""
+def _run_threads(fn, args_per_thread: list[tuple], cpu_time: bool = False) -> float:
+    """Run `fn(*args)` once per entry on its own thread, all together; wall seconds, or
+    with `cpu_time` the longest CPU time of one thread: what the cores took while they
+    ran the loop, unaffected by other processes taking a core for a while on a shared
+    machine (the compute peaks; a bandwidth is shared by whoever runs, so it is timed
+    by the wall clock)."""
     barrier = threading.Barrier(len(args_per_thread) + 1)
     errors: list = []
+    cpu: list[float] = []
 
     def work(args):
         barrier.wait()
+        start_cpu = time.thread_time()
         try:
             fn(*args)
         except BaseException as e:      # noqa: BLE001 - reported below
             errors.append(e)
+        cpu.append(time.thread_time() - start_cpu)
     threads = [threading.Thread(target=work, args=(a,)) for a in args_per_thread]
     for t in threads:
         t.start()
@@ -200,23 +212,25 @@ def _run_threads(fn, args_per_thread: list[tuple]) -> float:
         t.join()
     if errors:
         raise errors[0]
-    return time.perf_counter() - start
+    return max(cpu) if cpu_time else time.perf_counter() - start
 
 
 def _flop_rate(fn, iters: int, flops_per_iter: int, threads: int, check, seconds: float,
                repeats: int) -> float:
-    """Best aggregate FLOP/s of `threads` threads each running `fn(iters)`, with the
-    iteration count grown until one run lasts about `seconds`."""
+    """Best aggregate FLOP/s of `threads` threads each running `fn(iters)` (by their CPU
+    time), with the iteration count grown until one run lasts about `seconds`."""
+    def run(out_list):
+        return _run_threads(lambda out: fn(iters, out), [(o,) for o in out_list], cpu_time=True)
     while True:
         outs = [np.zeros(64, np.float64) for _ in range(threads)]
-        wall = _run_threads(lambda out: fn(iters, out), [(o,) for o in outs])
+        wall = run(outs)
         if wall >= seconds or iters > 1 << 40:
             break
         iters = int(iters * max(2.0, 1.2 * seconds / max(wall, 1e-6)))
     best = wall
     for _ in range(repeats - 1):
         outs = [np.zeros(64, np.float64) for _ in range(threads)]
-        best = min(best, _run_threads(lambda out: fn(iters, out), [(o,) for o in outs]))
+        best = min(best, run(outs))
     for o in outs:
         check(o, iters)
     return iters * flops_per_iter * threads / best
@@ -257,6 +271,42 @@ def measure_fma(jit, widths, counts, seconds, repeats) -> dict:
                                    repeats) for t in counts}
         out[dtype] = per_width
     return out
+
+
+class FmaProbe:
+    """The host's widest float32 FMA loop as one side of a benchmark's turns: each call
+    runs a fixed number of iterations (about `seconds` on one core) on `threads` threads,
+    so a kernel's rate is set beside the peak measured in the same spells of a shared
+    machine. With one thread the loop runs on the calling thread (a caller may time it
+    by its CPU time, as it times the kernel); with more, on that many threads together.
+    `flops` is the work of one call."""
+
+    def __init__(self, threads: int = 1, seconds: float = 0.02):
+        width = max(vector_widths(cpu_flags()))
+        lanes, acc = width // 32, _FMA_ACCUMULATORS[width]
+        name = f"fma_float_{width}"
+        self.kernel = _FmaKernel(_Jit(fma_loop_ir(name, lanes, "float", acc)), name, lanes,
+                                 np.float32, acc)
+        self.threads = threads
+        self.outs = [np.zeros(64, np.float64) for _ in range(threads)]
+        self.iters = 1000
+        while True:                                     # calibrate on one thread
+            start = time.thread_time()
+            self.kernel(self.iters, self.outs[0])
+            took = time.thread_time() - start
+            if took >= seconds / 4 or self.iters > 1 << 40:
+                break
+            self.iters *= 4
+        self.iters = max(1, int(self.iters * seconds / max(took, 1e-9)))
+        self.flops = self.iters * 2 * lanes * acc * threads
+
+    def __call__(self) -> None:
+        if self.threads == 1:
+            self.kernel(self.iters, self.outs[0])
+        else:
+            _run_threads(lambda out: self.kernel(self.iters, out), [(o,) for o in self.outs])
+        for o in self.outs:
+            self.kernel.check(o, self.iters)
 
 
 class _DotKernel:
