@@ -1,5 +1,6 @@
-"""The main job of `make demo`: compile three example kernels, run them on random
-inputs, check them against numpy and report error, time and throughput.
+"""The main job of `make demo`: compile example kernels (GEMM, softmax, flash attention)
+and the library's MLA decode, run them on random inputs, check them against numpy and
+report error, time and throughput.
 
     python examples/demo.py [--quick]
 
@@ -104,6 +105,39 @@ def demo_attention(rng, b, h, s, d, causal, repeats):
                 compile=t_compile, numpy=t_np, numpy_what="softmax(q k^T) v, fp32")
 
 
+def demo_mla(rng, b, h_q, max_len, repeats):
+    """FlashMLA-style decode over a paged bf16 latent cache with ragged lengths."""
+    import ml_dtypes
+    from tilelang.ops.mla import flash_mla_with_kvcache, get_mla_metadata
+    from tilelang.ops.mla.reference import mla_decode_reference
+
+    seqlens = rng.integers(1, max_len + 1, b).astype(np.int32)
+    pages = -(-seqlens // 64)
+    table = np.zeros((b, int(pages.max())), np.int32)
+    order = rng.permutation(int(pages.sum())).astype(np.int32)   # pages scattered
+    start = 0
+    for i, n in enumerate(pages):
+        table[i, :n] = order[start:start + n]
+        start += n
+    bf16 = ml_dtypes.bfloat16
+    q = rng.standard_normal((b, 1, h_q, 576)).astype(bf16)
+    cache = rng.standard_normal((int(pages.sum()), 64, 1, 576)).astype(bf16)
+    meta, splits = get_mla_metadata(seqlens, h_q, 1)
+    t0 = time.perf_counter()
+    out, lse = flash_mla_with_kvcache(q, cache, table, seqlens, 512, meta, splits)
+    t_compile = time.perf_counter() - t0
+    run = lambda: flash_mla_with_kvcache(q, cache, table, seqlens, 512, meta, splits)  # noqa
+    t = timed(run, repeats)
+    out, lse = run()
+    want, _ = mla_decode_reference(q, cache, table, seqlens, 512)
+    err = float(np.max(np.abs(out.astype(np.float64) - want)))
+    t_np = timed(lambda: mla_decode_reference(q, cache, table, seqlens, 512), 1)
+    flops = 2 * h_q * int(seqlens.sum()) * (576 + 512)
+    return dict(kernel=f"mla_decode bf16 b{b} h{h_q} len<={max_len} paged",
+                err=err, tol=2e-2, time=t, rate=f"{flops / t / 1e9:.2f} GFLOP/s",
+                compile=t_compile, numpy=t_np, numpy_what="float64 reference, per request")
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small shapes, one repeat")
@@ -120,6 +154,7 @@ def main(argv=None) -> int:
         demo_gemm(rng, 127 * s + 3, 129 * s - 2, 131 * s + 1, reps),
         demo_softmax(rng, 255 * s + 1, 1000 * s - 3, reps),
         demo_attention(rng, 1, 4, 127 * s + 5, 64, True, reps),
+        demo_mla(rng, 2 * s, 16, 300 * s, reps),
     ]
     header = f"{'kernel':44} {'max err':>9} {'tol':>6}  {'result':6} {'time':>9} " \
              f"{'throughput':>15} {'vs numpy':>9} {'build':>7}"
@@ -134,7 +169,7 @@ def main(argv=None) -> int:
               f"{r['numpy'] / r['time']:8.2f}x {r['compile']:6.2f}s")
     print("-" * len(header))
     print("max err: gemm relative to |A| @ |B|, softmax relative per element, attention "
-          "relative to max|V|")
+          "relative to max|V|, mla absolute (bf16 output)")
     print("vs numpy: numpy's time / the kernel's time for the same work ("
           + "; ".join(f"{r['kernel'].split()[0]}: {r['numpy_what']}" for r in rows) + ")")
     print("build: compile, or load from the cache (TILELANG_CACHE_DIR) when it has the "
