@@ -4,6 +4,8 @@
 (and once per machine through the disk cache). On the CPU the query rows of a KV head
 are the M dimension of both T.gemms, so a block takes all of them up to 128 (one
 register-tiled GEMM pair per cache block, no padding rows for h_q = 16 / 64 / 128).
+tcsim runs `mla_decode_ws` for a bf16 / fp16 cache (the softmax overlapped with the
+tensor core's products); its FP8 cache runs `mla_decode_fp8`'s schedule.
 """
 from __future__ import annotations
 
@@ -31,15 +33,18 @@ def cores() -> int:
 
 def decode_kernel(dtype: str, rows: int, fp8: bool, causal: bool, target: str = "cpu",
                   rows_per_block: int | None = None):
-    """The compiled `mla_decode` (or `mla_decode_fp8`) kernel for `rows` query rows per
-    KV head (`rows_per_block` overrides the rows a block of the split grid takes)."""
+    """The compiled `mla_decode` (`mla_decode_ws` on tcsim, or `mla_decode_fp8`)
+    kernel for `rows` query rows per KV head (`rows_per_block` overrides the rows a
+    block of the split grid takes)."""
     bh = rows_per_block or block_h(rows)
     defines = {"dtype": dtype, "BLOCK_H": bh, "CAUSAL": bool(causal)}
+    name = "mla_decode_fp8" if fp8 else "mla_decode"
     if not target.startswith("cpu"):
         defines["TILE_DTYPE"] = "bfloat16"      # the tensor core's operands
+        if not fp8:
+            name = "mla_decode_ws"              # its schedule: softmax under the products
     elif bh == 1 and not fp8:
         defines["GEMV"] = True      # one row: matrix-vector products, no register tile
-    name = "mla_decode_fp8" if fp8 else "mla_decode"
     key = (name, target, tuple(sorted(defines.items())))
     with _LOCK:
         k = _KERNELS.get(key)
