@@ -58,8 +58,7 @@ def _decode_cycles(kernel: str):
     meta, splits = schedule(lens, 2)
     table = np.random.default_rng(0).permutation(b * s_k // 64).astype(np.int32) \
         .reshape(b, s_k // 64)
-    k = tilelang.compile(kernels.os.path.join(kernels._HERE, "mla_decode.tl"), kernel=kernel,
-                         target="tcsim:h100_like",
+    k = tilelang.compile(kernels.SOURCE, kernel=kernel, target="tcsim:h100_like",
                          defines=dict(TILE_DTYPE="bfloat16", BLOCK_H=64, CAUSAL=True))
     rows = s_q * h_q
     k(((b, 1, rows, 576), "bfloat16"), ((b * s_k, 1, 576), "bfloat16"), table, lens, meta,

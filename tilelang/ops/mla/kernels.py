@@ -15,7 +15,7 @@ import threading
 import numpy as np
 
 MAX_BLOCK_H = 128
-_HERE = os.path.dirname(os.path.abspath(__file__))
+SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "mla_decode.tl")
 _LOCK = threading.Lock()
 _KERNELS: dict = {}
 
@@ -50,8 +50,7 @@ def decode_kernel(dtype: str, rows: int, fp8: bool, causal: bool, target: str = 
         k = _KERNELS.get(key)
         if k is None:
             import tilelang
-            k = tilelang.compile(os.path.join(_HERE, "mla_decode.tl"), kernel=name,
-                                 target=target, defines=defines)
+            k = tilelang.compile(SOURCE, kernel=name, target=target, defines=defines)
             if target == "cpu":
                 k.compile()
             _KERNELS[key] = k
@@ -83,4 +82,4 @@ def cache_rows(cache: np.ndarray, fp8: bool):
             raw.view(ml_dtypes.bfloat16)), stride
 
 
-__all__ = ["decode_kernel", "cache_rows", "block_h", "cores"]
+__all__ = ["decode_kernel", "cache_rows", "block_h", "cores", "SOURCE"]
