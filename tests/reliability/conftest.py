@@ -41,3 +41,15 @@ def run_tilec(*args, timeout: float = 300, env: dict | None = None,
     return subprocess.run([sys.executable, "-c", code, *map(str, args)],
                           capture_output=True, text=True, timeout=timeout, env=full,
                           cwd=cwd or ROOT)
+
+
+@pytest.fixture
+def cli_in_process():
+    """Invoke `tilec` in this process: result.exit_code, .stdout, .stderr."""
+    from click.testing import CliRunner
+    from tilelang.cli import main
+    runner = CliRunner()
+
+    def invoke(*args):
+        return runner.invoke(main, [str(a) for a in args], catch_exceptions=True)
+    return invoke

@@ -2,7 +2,7 @@
 
 A (2048, 2048) float32 fragment is 16 MiB; on the stack it overflowed the 8 MiB of the
 thread running the blocks (exit 139). Above 256 KiB a kernel's block-local memory now
-lives in one heap block per `__blocks` call; above 1 GiB it is refused (TL0508).
+lives in one heap block per `__blocks` call; above 1 GiB it is refused (TL0590).
 """
 from __future__ import annotations
 
@@ -75,5 +75,5 @@ def test_more_than_a_gibibyte_per_block_is_a_user_error(tmp_path):
     src.write_text(BIG.replace("TILE = 2048", "TILE = 65536"))
     proc = run_tilec("compile", src, "-o", tmp_path / "huge.so")
     assert proc.returncode == 1, proc.stderr
-    assert "error[TL0508]" in proc.stderr and "17179869184 bytes" in proc.stderr
+    assert "error[TL0590]" in proc.stderr and "17179869184 bytes" in proc.stderr
     assert "Traceback" not in proc.stderr

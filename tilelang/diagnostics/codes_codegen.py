@@ -41,7 +41,7 @@ Atomic add, max and min are supported on integer and floating-point buffers. Ato
 bool buffers are not supported.
 """)
 
-LOCAL_MEMORY_TOO_LARGE = register("TL0508", "block-local memory too large", """
+LOCAL_MEMORY_TOO_LARGE = register("TL0590", "block-local memory too large", """
 The block-local buffers of a kernel (shared, fragment, local, var) together need more
 than 1 GiB per block, which no core has: tiles are meant to fit in its caches. Use
 smaller tiles (block sizes), or keep large data in global memory (a parameter or a

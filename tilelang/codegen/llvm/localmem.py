@@ -25,7 +25,7 @@ from .types import I8, I64, PTR, VOID
 
 STACK_LIMIT = 256 * 1024        # bytes of block-local memory a kernel may keep on the stack
 HEAP_ALIGN = 64                 # the block's alignment (>= every buffer's claimed align)
-MAX_LOCAL_BYTES = 1 << 30       # beyond this a kernel is refused at compile time (TL0508)
+MAX_LOCAL_BYTES = 1 << 30       # beyond this a kernel is refused at compile time (TL0590)
 
 
 @dataclass
