@@ -79,3 +79,9 @@ directory is read-only for you; the message says how many are left and why. A
 read-only cache still serves the kernels in it, and compiles of new kernels still work
 (they are not stored).
 """)
+
+NO_KERNEL = register("TL0791", "the source defines no kernel", """
+A `.tl` file (or text) is compiled kernel by kernel: it must define at least one
+`@T.prim_func`. An empty file, or one with only constants and macros, would give an
+empty library.
+""")

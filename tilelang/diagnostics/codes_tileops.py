@@ -87,3 +87,10 @@ on chip). The region needs its extents (a whole tensor or slices); `parts` is a
 positive integer constant and `part` an integer expression: part p of n fetches the
 p-th of n equal runs of the region's rows.
 """)
+
+OUT_OF_RANGE_ARG = register("TL0390", "argument out of range", """
+A compile-time argument of the kernel structure has a value it cannot take:
+`T.Kernel(..., threads=t)` needs t >= 1; `T.Pipelined(n, num_stages=s)` needs s >= 0
+(0 means no pipelining, as in TileLang); a constant grid size of `T.Kernel` must be at
+least 1 (a grid computed from sizes at launch may be 0 or less: it then runs no blocks).
+""")

@@ -83,7 +83,7 @@ class LoopMixin:
             lo, extent = start, simplify_sub(stop, start)
         ann = []
         if name == "Pipelined" and args["num_stages"] is not None:
-            stages = self.const_arg(args["num_stages"], "num_stages")
+            stages = self.const_arg(args["num_stages"], "num_stages", minimum=0)
             ann.append(("num_stages", stages))
         if name == "Pipelined":
             for key, nested in (("group", True), ("order", False), ("stage", False)):
