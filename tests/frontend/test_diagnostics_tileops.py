@@ -142,3 +142,9 @@ def test_tl0390_argument_out_of_range():
     check_at(src, "TL0390", "num_stages must be at least 0, got -2", L, "-2")
     src = HEADER.replace("T.Kernel(T.ceildiv(N, BLOCK)", "T.Kernel(-4")
     check_at(src, "TL0390", "grid size -4", PRE, "-4")
+
+
+def test_tl0391_dependent_parallel_iterations():
+    src = kernel_source("for i in T.Parallel(63):", "    R[i + 1] = R[i + 1] + R[i]")
+    check_at(src, "TL0391", "iteration i=1 reads an element of `R` that iteration i=0 writes",
+             L + 1, "R[i]")
