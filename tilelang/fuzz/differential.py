@@ -101,7 +101,7 @@ def _copies(args) -> list:
 
 def check(text: str, sizes: dict, seed: int = 0, *, kernel: str | None = None,
           targets=TARGETS, stages: str = "all", defines: dict | None = None,
-          filename: str = "<fuzz>") -> Verdict:
+          filename: str = "<fuzz>", opt: int = 3) -> Verdict:
     """Run every comparison for one program (see the module docstring)."""
     from ..frontend import parse_module
     try:
@@ -113,14 +113,14 @@ def check(text: str, sizes: dict, seed: int = 0, *, kernel: str | None = None,
     names = [f.name for f in module.funcs]
     checked = 0
     for name in ([kernel] if kernel else names):
-        verdict = _check_kernel(module, name, sizes, seed, targets, stages)
+        verdict = _check_kernel(module, name, sizes, seed, targets, stages, opt)
         if verdict.kind != "ok":
             return verdict
         checked += verdict.stages_checked
     return Verdict("ok", stages_checked=checked)
 
 
-def _check_kernel(module, name, sizes, seed, targets, stages) -> Verdict:
+def _check_kernel(module, name, sizes, seed, targets, stages, opt=3) -> Verdict:
     from ..ir.nodes import Module
     module = Module((module.func(name),))
     ref = reference(module, name, sizes, seed)
@@ -128,7 +128,7 @@ def _check_kernel(module, name, sizes, seed, targets, stages) -> Verdict:
         return ref
     checked = 1
     for target in targets:
-        verdict = _check_target(module, ref, target, stages)
+        verdict = _check_target(module, ref, target, stages, opt)
         checked += verdict.stages_checked
         if verdict.kind != "ok":
             verdict.stages_checked = checked
@@ -183,7 +183,7 @@ def agree(ref: Reference, args) -> str | None:
 
 # ----------------------------------------------------------------------------- one target
 
-def _check_target(module, ref: Reference, target: str, stages: str) -> Verdict:
+def _check_target(module, ref: Reference, target: str, stages: str, opt: int = 3) -> Verdict:
     from ..passes.manager import PassManager, pipeline
     passes = list(pipeline(target))
     snapshots = []
@@ -211,7 +211,7 @@ def _check_target(module, ref: Reference, target: str, stages: str) -> Verdict:
         checked += 1
         if _interpret_stage(stage, ref, pass_name) is not None:
             return _bisect(snapshots, ref, target)
-    verdict = _run_target(current, ref, target)
+    verdict = _run_target(current, ref, target, opt)
     verdict.stages_checked = checked
     return verdict
 
@@ -240,11 +240,11 @@ def _bisect(snapshots, ref, target) -> Verdict:
     return Verdict("internal", f"{target}", "a stage disagreed once and not on a rerun")
 
 
-def _run_target(lowered, ref: Reference, target: str) -> Verdict:
+def _run_target(lowered, ref: Reference, target: str, opt: int = 3) -> Verdict:
     args = _copies(ref.inputs)
-    where = f"codegen:{target}"
+    where = f"codegen:{target}" + (f" -O{opt}" if target == "cpu" else "")
     try:
-        kernel = _build(lowered, ref.func.name, target)
+        kernel = _build(lowered, ref.func.name, target, opt)
         kernel(*args)
     except TileLangError as e:
         kind = "unsupported" if _is_unsupported(e) else "rejected"
@@ -253,6 +253,8 @@ def _run_target(lowered, ref: Reference, target: str) -> Verdict:
         return Verdict("internal", where, str(e).splitlines()[0])
     except (TypeError, ValueError, RuntimeError) as e:
         code = getattr(e, "code", None)
+        if isinstance(code, str) and code in _TCSIM_WRONG:
+            return Verdict("miscompile", where, f"{code}: {e}")
         if isinstance(code, str) and code.startswith("TL08"):
             return Verdict("unsupported" if code in _TCSIM_UNSUPPORTED else "rejected",
                            where, f"{code}: {e}")
@@ -263,7 +265,8 @@ def _run_target(lowered, ref: Reference, target: str) -> Verdict:
     return Verdict("ok") if bad is None else Verdict("miscompile", where, bad)
 
 
-_TCSIM_UNSUPPORTED = ("TL0801", "TL0802")
+_TCSIM_UNSUPPORTED = ("TL0801",)         # the program does not fit the machine
+_TCSIM_WRONG = ("TL0802", "TL0803", "TL0804")   # malformed program, race, deadlock
 
 
 def _is_unsupported(err: TileLangError) -> bool:
@@ -271,7 +274,7 @@ def _is_unsupported(err: TileLangError) -> bool:
     return code in ("TL0501", "TL0502", "TL0503") or code.startswith("TL08")
 
 
-def _build(lowered, name: str, target: str):
+def _build(lowered, name: str, target: str, opt: int = 3):
     """A callable kernel from the lowered module of `target`."""
     if target.startswith("tcsim"):
         from ..codegen.tcsim import compile_module
@@ -284,7 +287,7 @@ def _build(lowered, name: str, target: str):
     from ..driver.host import host_target
     from ..runtime.artifact import load
     host = host_target()
-    compiled = compile_module(lowered, opt=3, cpu=host["cpu"], features=host["features"],
+    compiled = compile_module(lowered, opt=opt, cpu=host["cpu"], features=host["features"],
                               triple=host["triple"])
     directory = tempfile.mkdtemp(prefix="tilelang-fuzz-")
     path = link_shared(compiled.object, os.path.join(directory, "k.so"))
