@@ -28,7 +28,7 @@ from .machine import Machine
 from .memory import Buf
 from .values import NotSupported, UndefinedBehavior, V, eps, npdt, tiny
 
-__all__ = ["run", "Result", "UndefinedBehavior", "NotSupported", "bind_sizes", "eps",
+__all__ = ["run", "run_ranks", "Result", "UndefinedBehavior", "NotSupported", "bind_sizes", "eps",
            "tiny"]
 
 
@@ -46,9 +46,57 @@ def run(module: Module | PrimFunc, name: str | None = None, args=(), *,
     order: numpy arrays of the parameters' dtypes, updated in place, and Python scalars.
     `block_order`: None (0, 1, ...), "reverse", or a numpy Generator to shuffle with."""
     func = _func(module, name)
+    m = Machine(magnitudes=magnitudes, check_races=check_races, block_order=block_order)
+    tensors, sizes = _bind(m, func, args)
+    with np.errstate(all="ignore"):             # IEEE results, integer wrap-around
+        m.stmt(func.body)
+    return _finish(tensors, sizes)
+
+
+def run_ranks(module: Module | PrimFunc, name: str | None, args_per_rank, *,
+              magnitudes: bool = False, timeout: float = 30.0) -> list[Result]:
+    """Run a multi-rank kernel on every rank at once: `args_per_rank[r]` are rank r's
+    arguments (its copies of the symmetric tensors). One thread per rank."""
+    import threading
+    from .ranks import World
+    func = _func(module, name)
+    world = World(len(args_per_rank), timeout)
+    machines, bound = [], []
+    for r, args in enumerate(args_per_rank):
+        m = Machine(magnitudes=magnitudes, rank=r, world=world)
+        tensors, sizes = _bind(m, func, args)
+        for buf in tensors:
+            world.bufs[(r, buf.name)] = buf
+        machines.append(m)
+        bound.append((tensors, sizes))
+    errors: list = [None] * len(machines)
+
+    def one(r):
+        try:
+            with np.errstate(all="ignore"):
+                machines[r].stmt(func.body)
+        except BaseException as e:  # noqa: BLE001 - reported after every rank stopped
+            errors[r] = e
+            with world.cond:
+                world.failed = e
+                world.cond.notify_all()
+
+    threads = [threading.Thread(target=one, args=(r,), daemon=True)
+               for r in range(len(machines))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    first = next((e for e in errors if e is not None and "another rank failed" not in str(e)),
+                 next((e for e in errors if e is not None), None))
+    if first is not None:
+        raise first
+    return [_finish(tensors, sizes) for tensors, sizes in bound]
+
+
+def _bind(m: Machine, func: PrimFunc, args) -> tuple[list, dict]:
     if len(args) != len(func.params):
         raise TypeError(f"{func.name} takes {len(func.params)} arguments, got {len(args)}")
-    m = Machine(magnitudes=magnitudes, check_races=check_races, block_order=block_order)
     sizes = bind_sizes(func, args)
     for sym in func.symbols:
         m.env[sym] = V(np.asarray(sizes[sym.name], dtype=npdt(sym.dtype)), sym.dtype)
@@ -57,23 +105,24 @@ def run(module: Module | PrimFunc, name: str | None = None, args=(), *,
         if isinstance(p, Buffer):
             arr = _tensor(p, a)
             buf = Buf(p.name, p.dtype, arr.shape, "global", data=arr, initialized=True,
-                      magnitudes=magnitudes)
+                      magnitudes=m.magnitudes)
             m.bufs[p.name] = buf
             tensors.append(buf)
         else:
             from .values import const, convert
-            value = const(a, "float64" if isinstance(a, float) else "int64", magnitudes)
+            value = const(a, "float64" if isinstance(a, float) else "int64", m.magnitudes)
             m.env[p] = convert(value, p.dtype)
-    with np.errstate(all="ignore"):             # IEEE results, integer wrap-around
-        m.stmt(func.body)
+    return tensors, sizes
+
+
+def _finish(tensors, sizes) -> Result:
     for buf in tensors:
         if buf.poison is not None and buf.poison.any():
             where = [int(i) for i in np.argwhere(buf.poison)[0]]
             raise UndefinedBehavior("uninitialized", f"`{buf.name}`{where} was written with "
                                                      f"a value computed from memory that "
                                                      f"was never written")
-    mags = {b.name: b.mag for b in tensors if b.mag is not None}
-    return Result(sizes, mags)
+    return Result(sizes, {b.name: b.mag for b in tensors if b.mag is not None})
 
 
 def _func(module, name) -> PrimFunc:

@@ -21,15 +21,16 @@ from ..nodes import (Alloc, Buffer, Kernel, Let, Seq, Var)
 from ..visitor import walk
 from . import tileops
 from .memory import Arena, Buf
+from .ranks import RankOps
 from .values import (V, NotSupported, UndefinedBehavior, binary, call, const, convert,
                      either, npdt, select, unary, wide)
 
 PARALLEL_KINDS = ("parallel", "vectorized")
 
 
-class Machine:
+class Machine(RankOps):
     def __init__(self, magnitudes: bool = False, check_races: bool = True,
-                 block_order=None):
+                 block_order=None, rank: int = 0, world=None):
         self.magnitudes = magnitudes
         self.check_races = check_races
         self.block_order = block_order          # None, "reverse" or a numpy Generator
@@ -41,6 +42,7 @@ class Machine:
         self.block: int | None = None
         self.arenas: dict = {}
         self._written: dict = {}
+        self.rank, self.world = rank, world
 
     # ------------------------------------------------------------------ statements
 
@@ -272,6 +274,8 @@ class Machine:
         return unary(e.op, self.expr(e.operand), e.dtype)
 
     def e_Call(self, e) -> V:
+        if e.name in ("get_rank", "get_num_ranks"):
+            return self.rank_query(e.name)
         return call(e.name, [self.expr(a) for a in e.args], e.dtype, self.magnitudes)
 
     def e_Cast(self, e) -> V:
