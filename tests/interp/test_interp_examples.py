@@ -70,3 +70,17 @@ def test_example_after_every_pass_slow(name):
     for kernel in kernels:
         verdict = check(text, sizes, seed=5, kernel=kernel, defines=defines, stages="all")
         assert verdict.kind == "ok", f"{name}/{kernel}: {verdict}"
+
+
+def test_the_readme_block_runs_as_written(monkeypatch):
+    import re
+    import numpy as np
+    root = EXAMPLES.parent
+    monkeypatch.chdir(root)
+    readme = (root / "README.md").read_text()
+    block = next(b for b in re.findall(r"```python\n(.*?)```", readme, flags=re.S)
+                 if "interp.run(" in b)
+    scope: dict = {}
+    exec(compile(block, "README.md", "exec"), scope)
+    a, b = scope["a"].astype(np.float64), scope["b"].astype(np.float64)
+    np.testing.assert_allclose(scope["c"], a @ b, rtol=1e-5)

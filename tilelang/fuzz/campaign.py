@@ -26,6 +26,7 @@ from .generate import FAMILIES
 
 BUG_KINDS = ("miscompile", "crash", "internal")
 PROGRAM_TIMEOUT = 300.0          # seconds one program may take before it counts as a hang
+ALL_STAGES_EVERY = 5             # mixed stages: every pass interpreted for 1 program in 5
 
 
 @dataclass
@@ -182,7 +183,9 @@ def campaign(programs: int, seconds: float | None, seed: int, jobs: int, stages:
 
     def requests():
         for i in range(programs):
-            yield {"op": "seed", "seed": seed + i, "stages": stages,
+            mode = stages if stages != "mixed" else \
+                ("all" if (seed + i) % ALL_STAGES_EVERY == 0 else "bisect")
+            yield {"op": "seed", "seed": seed + i, "stages": mode,
                    "families": list(families), "malformed": bool(every) and i % every == 0}
 
     def on_reply(reply):
@@ -228,9 +231,11 @@ def main(argv=None) -> int:
     ap.add_argument("--time", type=float, default=None, help="stop after this many seconds")
     ap.add_argument("--seed", type=int, default=0, help="seed of the first program")
     ap.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
-    ap.add_argument("--stages", choices=("ends", "all"), default="ends",
-                    help="interpret the IR after the last pass only (bisecting on a "
-                         "disagreement) or after every pass")
+    ap.add_argument("--stages", choices=("mixed", "bisect", "ends", "all"), default="mixed",
+                    help="when the interpreter runs the lowered IR: after every pass "
+                         "(all), after the last (ends), only to find the pass when a "
+                         "target disagrees (bisect), or all for one program in "
+                         f"{ALL_STAGES_EVERY} and bisect for the others (mixed, default)")
     ap.add_argument("--malformed", type=float, default=0.1,
                     help="share of programs mutated into malformed input (default 0.1)")
     ap.add_argument("--families", default=",".join(FAMILIES),

@@ -5,7 +5,8 @@
 runs the reference interpreter on the parsed IR (the reference, with magnitudes), then
 for each target (`cpu`, `tcsim:tiny`) lowers the IR pass by pass with the verifier on,
 interpreting the IR after each pass (`stages="all"`; `"ends"`: only the last, with a
-bisection over the passes when it disagrees), and finally runs the target's code. Every
+bisection over the passes when it disagrees; `"bisect"`: none unless the target's result
+disagrees, then each in turn), and finally runs the target's code. Every
 result is compared with the reference by the oracle (oracle.py). The verdict names what
 disagreed first: the pass whose output the interpreter runs differently, or the target's
 code generator when every stage agrees and the machine code does not.
@@ -206,14 +207,28 @@ def _check_target(module, ref: Reference, target: str, stages: str, opt: int = 3
             if verdict is not None:
                 verdict.stages_checked = checked
                 return verdict
-    elif snapshots:
+    elif stages == "ends" and snapshots:
         pass_name, stage = snapshots[-1]
         checked += 1
         if _interpret_stage(stage, ref, pass_name) is not None:
             return _bisect(snapshots, ref, target)
     verdict = _run_target(current, ref, target, opt)
     verdict.stages_checked = checked
+    if verdict.kind == "miscompile" and stages == "bisect":
+        # the target disagrees: was it a pass (the interpreter disagrees at some stage)
+        # or the code generator (every stage agrees)?
+        found = _first_wrong_stage(snapshots, ref, target)
+        if found is not None:
+            return found
     return verdict
+
+
+def _first_wrong_stage(snapshots, ref, target) -> Verdict | None:
+    for pass_name, stage in snapshots:
+        verdict = _interpret_stage(stage, ref, f"{target}:{pass_name}")
+        if verdict is not None:
+            return verdict
+    return None
 
 
 def _interpret_stage(stage, ref: Reference, where: str) -> Verdict | None:
