@@ -53,7 +53,7 @@ def test_every_family_is_generated_and_parses():
         program = generate(RandomChooser(seed))
         parse_module(program.render(), "gen.tl")
         families.add(program.family)
-    assert families == {"elementwise", "gemm", "reduce", "scalar"}
+    assert families == {"elementwise", "gemm", "reduce", "scalar", "chain", "gather"}
 
 
 def test_shrink_keeps_what_fails_and_drops_the_rest(tmp_path):

@@ -182,3 +182,13 @@ def test_block_order_does_not_matter_for_a_valid_kernel(order):
     gen = np.random.default_rng(0) if order == "shuffle" else order
     run(text, a, block_order=gen)
     np.testing.assert_array_equal(a, np.arange(6) * 2)
+
+
+def test_reads_of_an_empty_tensor_give_zero():
+    """Found by the fuzzer (a gather from a tensor with 0 rows crashed the interpreter)."""
+    text = kernel("for i in T.Parallel(4):\n    A[i] = E[I[i], 0] + 1.0",
+                  'A: T.Tensor((4,), "float32"), E: T.Tensor((N, 2), "float32"), '
+                  'I: T.Tensor((4,), "int32")')
+    a = np.zeros(4, np.float32)
+    run(text, a, np.zeros((0, 2), np.float32), np.arange(4, dtype=np.int32))
+    np.testing.assert_array_equal(a, [1, 1, 1, 1])

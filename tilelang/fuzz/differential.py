@@ -21,6 +21,7 @@ runner (campaign.py) runs checks in worker processes and counts that as "crash".
 """
 from __future__ import annotations
 
+import re
 import traceback
 from dataclasses import dataclass, field
 
@@ -62,7 +63,17 @@ class Reference:
 
 # ----------------------------------------------------------------------------- inputs
 
-def make_inputs(func, sizes: dict, seed: int, scalars: dict | None = None) -> list:
+_RANGE = re.compile(r"^# input (\w+) in \[(-?\d+), (-?\d+)\)$", re.M)
+
+
+def input_ranges(text: str) -> dict:
+    """`# input I in [0, 7)` lines of a program: integer tensors drawn from a range (the
+    index tensors of gathers)."""
+    return {m.group(1): (int(m.group(2)), int(m.group(3))) for m in _RANGE.finditer(text)}
+
+
+def make_inputs(func, sizes: dict, seed: int, scalars: dict | None = None,
+                ranges: dict | None = None) -> list:
     """Arguments in signature order: floats uniform in [-2, 2) rounded to the dtype,
     integers over a range where sums of products stay exact, random bools; scalars from
     `scalars` (default 1 / 1.0). Output tensors get random contents too: a kernel that
@@ -76,7 +87,11 @@ def make_inputs(func, sizes: dict, seed: int, scalars: dict | None = None) -> li
             args.append((scalars or {}).get(p.name, default))
             continue
         shape = tuple(int(d.value) if hasattr(d, "value") else sizes[d.name] for d in p.shape)
-        args.append(random_array(rng, shape, p.dtype))
+        if ranges and p.name in ranges:
+            lo, hi = ranges[p.name]
+            args.append(rng.integers(lo, hi, size=shape).astype(dtypes.numpy_dtype(p.dtype)))
+        else:
+            args.append(random_array(rng, shape, p.dtype))
     return args
 
 
@@ -114,17 +129,19 @@ def check(text: str, sizes: dict, seed: int = 0, *, kernel: str | None = None,
     names = [f.name for f in module.funcs]
     checked = 0
     for name in ([kernel] if kernel else names):
-        verdict = _check_kernel(module, name, sizes, seed, targets, stages, opt)
+        verdict = _check_kernel(module, name, sizes, seed, targets, stages, opt,
+                                input_ranges(text))
         if verdict.kind != "ok":
             return verdict
         checked += verdict.stages_checked
     return Verdict("ok", stages_checked=checked)
 
 
-def _check_kernel(module, name, sizes, seed, targets, stages, opt=3) -> Verdict:
+def _check_kernel(module, name, sizes, seed, targets, stages, opt=3,
+                  ranges=None) -> Verdict:
     from ..ir.nodes import Module
     module = Module((module.func(name),))
-    ref = reference(module, name, sizes, seed)
+    ref = reference(module, name, sizes, seed, ranges)
     if isinstance(ref, Verdict):
         return ref
     checked = 1
@@ -137,12 +154,12 @@ def _check_kernel(module, name, sizes, seed, targets, stages, opt=3) -> Verdict:
     return Verdict("ok", stages_checked=checked)
 
 
-def reference(module, name, sizes, seed) -> Reference | Verdict:
+def reference(module, name, sizes, seed, ranges=None) -> Reference | Verdict:
     """The interpreter's run of the parsed IR, or the verdict that stops the check."""
     from ..ir import interp
     func = module.func(name)
     try:
-        inputs = make_inputs(func, sizes, seed)
+        inputs = make_inputs(func, sizes, seed, ranges=ranges)
     except KeyError as e:
         return Verdict("rejected", "inputs", f"no size given for {e}")
     args = _copies(inputs)

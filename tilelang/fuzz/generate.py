@@ -16,7 +16,11 @@ test suite: hypothesis shrinks it). The families mix what kernels are made of:
 * `reduce`: `T.reduce_*` of every kind along either dim, over column tiles with
   `clear=False`, combined with `T.Parallel` updates;
 * `scalar`: serial loops, `T.alloc_var` accumulators, element loads and stores of
-  global tensors (CPU only: tcsim has no element stores outside T.Parallel).
+  global tensors (CPU only: tcsim has no element stores outside T.Parallel);
+* `gather`: rows read through an index tensor (in range, or hanging past the tensor),
+  element-wise and by `T.copy` at a loaded row;
+* `chain`: block-local temporaries computed one from another in a loop, dying at
+  different points, one carried across iterations (what memory_reuse must respect).
 
 Sizes are drawn ragged (not multiples of the blocks), including sizes smaller than one
 block, and kept small enough for the interpreter.
@@ -28,7 +32,7 @@ from .program import E, Program, S, Tensor, leaf, line
 FLOATS = ("float32", "float16", "bfloat16", "float64")
 LOW_FLOATS = ("float16", "bfloat16", "float8_e4m3", "float8_e5m2")
 INTS = ("int32", "int8", "uint8", "int64")
-FAMILIES = ("elementwise", "gemm", "reduce", "scalar")
+FAMILIES = ("elementwise", "gemm", "reduce", "scalar", "chain", "gather")
 
 
 # ----------------------------------------------------------------------------- choosers
@@ -75,7 +79,7 @@ def programs(families=FAMILIES):
     return build()
 
 
-_WEIGHTS = {"elementwise": 7, "gemm": 6, "reduce": 4, "scalar": 3}
+_WEIGHTS = {"elementwise": 7, "gemm": 6, "reduce": 4, "scalar": 2, "chain": 4, "gather": 3}
 
 
 def generate(c: Chooser, families=FAMILIES) -> Program:
@@ -466,4 +470,73 @@ def scalar(c: Chooser) -> Program:
                    (_grid_text(n, bn),), ("bx",), tuple(body), targets=("cpu",))
 
 
-_FAMILIES = {"elementwise": elementwise, "gemm": gemm, "reduce": reduce, "scalar": scalar}
+def chain(c: Chooser) -> Program:
+    """A chain of block-local temporaries, each computed from earlier ones, inside a
+    loop over column tiles: buffers die at different points (memory_reuse shares their
+    bytes), one carries a value across iterations (read before it is written again)."""
+    sizes, consts = [], []
+    bm, bn = _block(c), _block(c)
+    m, n = _dim(c, "M", bm, sizes, consts), _dim(c, "N", bn, sizes, consts)
+    dx = c.choice(FLOATS + ("float16",))
+    tensors = [Tensor("X", (m, n), dx), Tensor("O", (m, bn), "float32")]
+    dts = [c.choice(["float32", "float32", "float16", "bfloat16", "float64"])
+           for _ in range(c.int(2, 4))]
+    body = [line(f'x = T.alloc_fragment(({bm}, {bn}), "{dx}")', True),
+            line(f'carry = T.alloc_fragment(({bm}, {bn}), "float32")', True)]
+    for k, dt in enumerate(dts):
+        scope_name = c.choice(["fragment", "shared", "local"])
+        body.append(line(f't{k} = T.alloc_{scope_name}(({bm}, {bn}), "{dt}")', True))
+    body.append(line("T.clear(carry)"))
+    loop = [line(f"T.copy(X[by * {bm}, t * {bn}], x)")]
+    readable = [("x[i, j]", dx, True), ("carry[i, j]", "float32", False)]
+    for k, dt in enumerate(dts):
+        scope = Scope(list(readable), ["i", "j"])
+        loop.append(S("parallel", f"for i, j in T.Parallel({bm}, {bn}):", (f"t{k}[i, j]",),
+                      (expr(c, scope, dt, c.int(1, 3)),)))
+        readable.append((f"t{k}[i, j]", dt, False))
+        if c.bool(0.4) and len(readable) > 3:   # an older temporary is dead from here on
+            readable.pop(2)
+    scope = Scope(readable, ["i", "j"])
+    update = E("bin", "+", "float32", (leaf("carry[i, j]", "float32"),
+                                       expr(c, scope, "float32", c.int(1, 2))))
+    loop.append(S("parallel", f"for i, j in T.Parallel({bm}, {bn}):", ("carry[i, j]",),
+                  (update,)))
+    body.append(S("loop", f"for t in range(T.ceildiv({n}, {bn})):", body=tuple(loop)))
+    body.append(line(f"T.copy(carry, O[by * {bm}, 0])"))
+    return Program("chain", tuple(tensors), tuple(sizes), tuple(consts),
+                   (_grid_text(m, bm),), ("by",), tuple(body))
+
+
+def gather(c: Chooser) -> Program:
+    """Rows gathered through an index tensor (`X[I[r], j]`, paged-KV style), inside a
+    T.Parallel nest and through a T.copy at a loaded row; indices in range, or hanging
+    past the tensor (those elements read 0)."""
+    sizes, consts = [], []
+    bm, bn = _block(c), _block(c)
+    rows, n = _dim(c, "R", bm, sizes, consts), _dim(c, "N", bn, sizes, consts)
+    m = c.int(1, 3 * bm)
+    dx = c.choice(FLOATS + ("float16", "int32"))
+    hi = rows if isinstance(rows, int) else dict(sizes)["R"]
+    span = c.choice([(0, max(hi, 1)), (-2, max(hi, 1) + 2)])
+    tensors = [Tensor("X", (rows, n), dx), Tensor("I", (m,), "int32"),
+               Tensor("Z", (m, n), dx)]
+    body = [line(f'g = T.alloc_fragment(({bm}, {bn}), "{dx}")', True)]
+    if c.bool():
+        body.append(S("parallel", f"for i, j in T.Parallel({bm}, {bn}):", ("g[i, j]",), (
+            leaf(f"X[I[T.min(by * {bm} + i, {m - 1})], bx * {bn} + j]", dx),)))
+    else:
+        body.append(line(f"T.clear(g)"))
+        body.append(S("loop", f"for r in range({bm}):", body=(
+            S("loop", f"if by * {bm} + r < {m}:", body=(
+                line(f"T.copy(X[I[by * {bm} + r], bx * {bn}], g[r, 0:{bn}])"),)),)))
+    scope = Scope([("g[i, j]", dx, False)], ["i", "j"])
+    body.append(S("parallel", f"for i, j in T.Parallel({bm}, {bn}):", ("g[i, j]",),
+                  (expr(c, scope, dx, c.int(0, 2)),)))
+    body.append(line(f"T.copy(g, Z[by * {bm}, bx * {bn}])"))
+    return Program("gather", tuple(tensors), tuple(sizes), tuple(consts),
+                   (_grid_text(n, bn), _grid_text(m, bm)), ("bx", "by"), tuple(body),
+                   targets=("cpu",), ranges=(("I",) + span,))   # tcsim: no gathers yet
+
+
+_FAMILIES = {"elementwise": elementwise, "gather": gather, "gemm": gemm, "reduce": reduce, "scalar": scalar,
+             "chain": chain}

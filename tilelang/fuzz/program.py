@@ -107,6 +107,7 @@ class Program:
     body: tuple
     threads: int = 128
     targets: tuple = ("cpu", "tcsim:tiny")    # where the family's constructs compile
+    ranges: tuple = ()        # ((tensor, lo, hi), ...): integer inputs drawn in [lo, hi)
 
     @property
     def size_dict(self) -> dict:
@@ -114,6 +115,8 @@ class Program:
 
     def render(self) -> str:
         out = ["import tilelang.language as T", ""]
+        for name, lo, hi in self.ranges:       # read by the differential check's inputs
+            out.insert(0, f"# input {name} in [{lo}, {hi})")
         for name, _ in self.sizes:
             out.append(f'{name} = T.dynamic("{name}")')
         for name, value in self.consts:

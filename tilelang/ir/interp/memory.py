@@ -87,6 +87,9 @@ class Buf:
             raise UndefinedBehavior("out-of-bounds", f"read of `{self.name}`{list(bad)} "
                                     f"outside its shape {self.shape}", span)
         take = active & inb
+        if self.data.size == 0:                 # nothing in bounds: every read gives 0
+            return V(np.zeros(shape, self.data.dtype), self.dtype, None,
+                     None if self.mag is None else np.zeros(shape))
         safe = tuple(np.where(take, i, 0) for i in idx)
         a = self.data[safe] if idx else np.broadcast_to(self.data, shape).copy()
         if not np.all(take):
