@@ -61,7 +61,8 @@ class Summary:
     def lines(self) -> list[str]:
         rate = self.tried / self.seconds if self.seconds else 0.0
         diff = sum(self.outcomes.values())
-        out = [f"fuzz: seed {self.seed}, {self.tried} programs ({diff} differential, "
+        out = [f"fuzz: seed {self.seed} (tilelang {_version()}), {self.tried} programs "
+               f"({diff} differential, "
                f"{sum(self.malformed.values())} malformed) in {self.seconds:.0f} s, "
                f"{rate:.2f} programs/s, {self.jobs} job{'s' if self.jobs != 1 else ''}, "
                f"stages {self.stages}",
@@ -77,6 +78,17 @@ class Summary:
             out.append(f"  BUG seed {b['seed']} ({b.get('family', '')}): {b['kind']} in "
                        f"{b.get('where', '')}: {b.get('detail', '')[:300]}")
         return out
+
+
+def _version() -> str:
+    """The commit the campaign ran (a seed reproduces a program only with its code)."""
+    try:
+        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                             text=True, timeout=10,
+                             cwd=os.path.dirname(os.path.abspath(__file__)))
+        return out.stdout.strip() or "unknown commit"
+    except (OSError, subprocess.SubprocessError):
+        return "unknown commit"
 
 
 # ----------------------------------------------------------------------------- workers

@@ -38,9 +38,12 @@ def handle(request: dict) -> dict:
     opt = request.get("opt", OPT_LEVELS[seed % len(OPT_LEVELS)])
     verdict = check(text, sizes, seed=seed, targets=targets,
                     stages=request.get("stages", "ends"), opt=opt)
-    return {"seed": seed, "family": family, "kind": verdict.kind, "where": verdict.where,
-            "detail": verdict.detail[:2000], "stages": verdict.stages_checked,
-            "seconds": time.perf_counter() - start}
+    reply = {"seed": seed, "family": family, "kind": verdict.kind, "where": verdict.where,
+             "detail": verdict.detail[:2000], "stages": verdict.stages_checked,
+             "seconds": time.perf_counter() - start}
+    if verdict.is_bug:                  # the program itself, whatever generated it
+        reply.update(text=text, sizes=sizes, targets=list(targets))
+    return reply
 
 
 def _malformed(program, seed: int, start: float) -> dict:
