@@ -192,3 +192,20 @@ def test_reads_of_an_empty_tensor_give_zero():
     a = np.zeros(4, np.float32)
     run(text, a, np.zeros((0, 2), np.float32), np.arange(4, dtype=np.int32))
     np.testing.assert_array_equal(a, [1, 1, 1, 1])
+
+
+def test_several_grids_run_one_after_another():
+    """A kernel body may hold several grids (split, then combine): each finishes before
+    the next starts, and blocks of the second may read what any block of the first wrote."""
+    from dataclasses import replace
+    from tilelang.ir import Kernel, Seq, walk
+    first = parse_module(kernel("A[bx] = T.cast(bx, \"float32\") + 1.0", grid="N"), "a.tl")
+    second = parse_module(kernel("B[bx] = A[0] + A[N - 1] + A[bx]", grid="N",
+                                 params='A: T.Tensor((N,), "float32"), '
+                                        'B: T.Tensor((N,), "float32")'), "b.tl")
+    grids = [next(n for n in walk(m) if isinstance(n, Kernel)) for m in (first, second)]
+    func = replace(second.funcs[0], body=Seq((grids[0], grids[1])))
+    a, b = np.zeros(5, np.float32), np.zeros(5, np.float32)
+    interp.run(func, None, [a, b])
+    np.testing.assert_array_equal(a, np.arange(5) + 1)
+    np.testing.assert_array_equal(b, 1 + 5 + a)
