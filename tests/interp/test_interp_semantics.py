@@ -7,7 +7,8 @@ import pytest
 
 from tilelang.frontend import parse_module
 from tilelang.ir import interp
-from tilelang.passes.manager import run_until
+from tilelang.driver import make_options
+from tilelang.driver.stages import lower
 
 
 def kernel(body: str, params: str = 'A: T.Tensor((N,), "float32")', grid: str = "1",
@@ -115,7 +116,7 @@ def test_an_arena_placement_that_overlaps_live_buffers_shows_up():
     text = kernel('a = T.alloc_fragment((4,), "float32")\nb = T.alloc_fragment((4,), "float32")\n'
                   "T.copy(A, a)\nT.copy(A, b)\nfor i in T.Parallel(4):\n"
                   "    a[i] = a[i] + b[i]\nT.copy(a, A)", 'A: T.Tensor((4,), "float32")')
-    planned = run_until(parse_module(text, "k.tl"), "cpu", "memory_reuse")
+    planned = lower(parse_module(text, "k.tl"), make_options(), until="memory_reuse")
     x = np.arange(4, dtype=np.float32)
     interp.run(planned, "k", [x])
     np.testing.assert_array_equal(x, 2 * np.arange(4))

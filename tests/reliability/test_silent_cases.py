@@ -11,7 +11,7 @@ HEADER = """import tilelang.language as T
 
 @T.prim_func
 def k(A: T.Tensor((8,), "float32"), H: T.Tensor((8,), "float16"),
-      E: T.Tensor((8,), "float8_e4m3")):
+      E: T.Tensor((8,), "float8_e4m3"), F: T.Tensor((8,), "float8_e4m3fn")):
 """
 
 
@@ -30,7 +30,9 @@ def _error(text: str) -> str:
     ("H[0] = T.float16(70000.0)", "TL0216", "literal 70000.0 does not fit in float16",
      "70000.0"),
     ("H[0] = H[0] * 70000.0", "TL0216", "does not fit in float16", "70000.0"),
-    ("E[0] = T.float8_e4m3(500.0)", "TL0216", "does not fit in float8_e4m3", "500.0"),
+    ("E[0] = T.float8_e4m3(300.0)", "TL0216", "does not fit in float8_e4m3 (largest "
+     "finite value 240)", "300.0"),
+    ("F[0] = T.float8_e4m3fn(500.0)", "TL0216", "does not fit in float8_e4m3fn", "500.0"),
     ("A[0] = 1e39", "TL0216", "does not fit in float32", "1e39"),
     ("A[0] = 1e400", "TL0216", "literal 1e400 is beyond the range of float64", "1e400"),
     ("A[0] = T.float32(1e300 * 1e300)", "TL0216", "overflows float64", "1e300 * 1e300"),
@@ -47,7 +49,8 @@ def test_float_literals_that_overflow_their_dtype(body, code, message, caret):
 
 def test_in_range_float_literals_still_round():
     mod = parse_module(_kernel("H[0] = T.float16(65504.0)\nA[0] = 3.4e38\n"
-                               "E[0] = T.float8_e4m3(448.0)"), "k.tl")
+                               "E[0] = T.float8_e4m3(240.0)\n"
+                               "F[0] = T.float8_e4m3fn(448.0)"), "k.tl")
     assert mod.funcs[0].name == "k"
 
 

@@ -75,7 +75,7 @@ def _load_cached(target, path: str | None, out_idx=None):
     is still an error (its checksum was verified a moment ago)."""
     if path is None:
         return None
-    from ..runtime.errors import ArtifactError
+    from ..diagnostics import ArtifactError
     try:
         return target.load(path, out_idx)
     except (FileNotFoundError, ArtifactError):

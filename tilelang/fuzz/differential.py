@@ -202,8 +202,9 @@ def agree(ref: Reference, args) -> str | None:
 # ----------------------------------------------------------------------------- one target
 
 def _check_target(module, ref: Reference, target: str, stages: str, opt: int = 3) -> Verdict:
-    from ..passes.manager import PassManager, pipeline
-    passes = list(pipeline(target))
+    from ..passes.manager import PassManager
+    from ..targets import get
+    passes = list(get(target).pipeline())
     snapshots = []
     current = module
     for p in passes:
@@ -307,25 +308,22 @@ def _is_unsupported(err: TileLangError) -> bool:
 
 
 def _build(lowered, name: str, target: str, opt: int = 3):
-    """A callable kernel from the lowered module of `target`."""
-    if target.startswith("tcsim"):
-        from ..codegen.tcsim import compile_module
-        from ..runtime.tcsim import SimKernel
-        artifact = compile_module(lowered, target)[name]
-        return SimKernel(artifact)
+    """A callable kernel from the lowered module, by the target's own means: its
+    artifact loaded from a file (a cacheable target, cpu's `.so`), or its library."""
+    from ..driver.options import make_options
+    options = make_options(target=target, opt=opt)
+    t = options.target
+    compiled = t.codegen(lowered, options)
+    if not t.cacheable:
+        return t.library(compiled, options)[name]
     import os
     import tempfile
-    from ..codegen.llvm import compile_module, link_shared
-    from ..driver.host import host_target
-    from ..runtime.artifact import load
-    host = host_target()
-    compiled = compile_module(lowered, opt=opt, cpu=host["cpu"], features=host["features"],
-                              triple=host["triple"])
     directory = tempfile.mkdtemp(prefix="tilelang-fuzz-")
-    path = link_shared(compiled.object, os.path.join(directory, "k.so"))
-    library = load(path)
     _keep.append(directory)
-    return library[name]
+    path = os.path.join(directory, "kernel")
+    with open(path, "wb") as f:
+        f.write(t.artifact(compiled))
+    return t.load(path)[name]
 
 
 _keep: list = []        # directories of loaded libraries, removed at exit

@@ -30,7 +30,7 @@ from __future__ import annotations
 from .program import E, Program, S, Tensor, leaf, line
 
 FLOATS = ("float32", "float16", "bfloat16", "float64")
-LOW_FLOATS = ("float16", "bfloat16", "float8_e4m3", "float8_e5m2")
+LOW_FLOATS = ("float16", "bfloat16", "float8_e4m3fn", "float8_e4m3", "float8_e5m2")
 INTS = ("int32", "int8", "uint8", "int64")
 FAMILIES = ("elementwise", "gemm", "reduce", "scalar", "chain", "gather")
 
@@ -166,7 +166,7 @@ def _float_expr(c, scope, dtype, depth) -> E:
     if k == 11:
         return E("select", "", dtype, (cond(c, scope), sub(), sub()))
     if k == 12:     # through another float dtype
-        other = c.choice([d for d in FLOATS + ("float8_e4m3",) if d != dtype])
+        other = c.choice([d for d in FLOATS + ("float8_e4m3fn",) if d != dtype])
         return E("cast", "", dtype, (expr(c, scope, other, depth - 1),))
     other = c.choice(["int32", "int8"])
     return E("cast", "", dtype, (expr(c, scope, other, depth - 1),))
@@ -326,7 +326,7 @@ def gemm(c: Chooser) -> Program:
     bm, bn, bk = _block(c, 32), _block(c, 32), _block(c, 12)
     m, n = _dim(c, "M", bm, sizes, consts), _dim(c, "N", bn, sizes, consts)
     k = _dim(c, "K", bk, sizes, consts)
-    din = c.choice(["float32", "float16", "bfloat16", "int8", "float32", "float8_e4m3",
+    din = c.choice(["float32", "float16", "bfloat16", "int8", "float32", "float8_e4m3fn",
                     "float64"])
     acc = "int32" if din == "int8" else ("float64" if din == "float64" else "float32")
     dout = acc if din == "int8" else c.choice(["float32", "float16", "float32"])

@@ -79,14 +79,8 @@ def check_mutant(text: str, targets=("cpu", "tcsim:tiny")) -> tuple[str, str]:
 
 
 def _compile(module, target: str) -> None:
-    from ..passes.manager import PassManager, pipeline
-    lowered = PassManager(pipeline(target), verify_each=True).run(module)
-    if target.startswith("tcsim"):
-        from ..codegen.tcsim import compile_module
-        compile_module(lowered, target)
-        return
-    from ..codegen.llvm import compile_module
-    from ..driver.host import host_target
-    host = host_target()
-    compile_module(lowered, opt=1, cpu=host["cpu"], features=host["features"],
-                   triple=host["triple"])
+    from ..driver.options import make_options
+    from ..passes.manager import PassManager
+    options = make_options(target=target, opt=1)
+    lowered = PassManager(options.target.pipeline(), verify_each=True).run(module)
+    options.target.codegen(lowered, options)
