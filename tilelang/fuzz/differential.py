@@ -21,6 +21,7 @@ runner (campaign.py) runs checks in worker processes and counts that as "crash".
 """
 from __future__ import annotations
 
+import atexit
 import re
 import traceback
 from dataclasses import dataclass, field
@@ -335,7 +336,6 @@ def _cleanup():
         shutil.rmtree(d, ignore_errors=True)
 
 
-import atexit  # noqa: E402
 atexit.register(_cleanup)
 
 

@@ -7,7 +7,7 @@ replaced by one of its operands, a size halved, and the text rendered again.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 
 # ----------------------------------------------------------------------------- expressions
@@ -142,4 +142,4 @@ def _tuple(items) -> str:
     return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
 
 
-__all__ = ["E", "S", "Tensor", "Program", "leaf", "line", "field"]
+__all__ = ["E", "S", "Tensor", "Program", "leaf", "line"]

@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ... import dtypes
 from ..nodes import Buffer, Const, Module, PrimFunc, Var
 from .machine import Machine
 from .memory import Buf

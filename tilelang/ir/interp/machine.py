@@ -17,7 +17,7 @@ from math import prod
 import numpy as np
 
 from ... import dtypes
-from ..nodes import (Alloc, Buffer, Kernel, Let, Seq, Var)
+from ..nodes import Alloc, Buffer, Kernel, Let, Seq
 from ..visitor import walk
 from . import tileops
 from .memory import Arena, Buf
@@ -428,4 +428,4 @@ def _arena_sizes(kernel) -> dict:
     return sizes
 
 
-__all__ = ["Machine", "Var"]
+__all__ = ["Machine"]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import dtypes
-from .values import (V, NotSupported, binary, call, const, convert, either, wide)
+from .values import V, NotSupported, binary, call, const, convert, either
 
 
 def _top_level(m, op) -> None:
@@ -215,4 +215,4 @@ def _combine(m, buf, op, idx, value, active, span) -> None:
     buf.scatter(idx, new, active, None, span)
 
 
-__all__ = ["copy", "fill", "gemm", "reduce", "tile_atomic", "atomic_update", "wide"]
+__all__ = ["copy", "fill", "gemm", "reduce", "tile_atomic", "atomic_update"]
