@@ -118,8 +118,10 @@ def _copies(args) -> list:
 
 def check(text: str, sizes: dict, seed: int = 0, *, kernel: str | None = None,
           targets=TARGETS, stages: str = "all", defines: dict | None = None,
-          filename: str = "<fuzz>", opt: int = 3) -> Verdict:
-    """Run every comparison for one program (see the module docstring)."""
+          filename: str = "<fuzz>", opt: int = 3, inputs: list | None = None) -> Verdict:
+    """Run every comparison for one program (see the module docstring). `inputs`: the
+    arguments of `kernel` in signature order, instead of drawn ones (a kernel whose
+    integer inputs must be a consistent schedule, block table, ...)."""
     from ..frontend import parse_module
     try:
         module = parse_module(text, filename, defines=defines or None)
@@ -131,7 +133,7 @@ def check(text: str, sizes: dict, seed: int = 0, *, kernel: str | None = None,
     checked = 0
     for name in ([kernel] if kernel else names):
         verdict = _check_kernel(module, name, sizes, seed, targets, stages, opt,
-                                input_ranges(text))
+                                input_ranges(text), inputs)
         if verdict.kind != "ok":
             return verdict
         checked += verdict.stages_checked
@@ -139,10 +141,10 @@ def check(text: str, sizes: dict, seed: int = 0, *, kernel: str | None = None,
 
 
 def _check_kernel(module, name, sizes, seed, targets, stages, opt=3,
-                  ranges=None) -> Verdict:
+                  ranges=None, inputs=None) -> Verdict:
     from ..ir.nodes import Module
     module = Module((module.func(name),))
-    ref = reference(module, name, sizes, seed, ranges)
+    ref = reference(module, name, sizes, seed, ranges, inputs)
     if isinstance(ref, Verdict):
         return ref
     checked = 1
@@ -155,14 +157,16 @@ def _check_kernel(module, name, sizes, seed, targets, stages, opt=3,
     return Verdict("ok", stages_checked=checked)
 
 
-def reference(module, name, sizes, seed, ranges=None) -> Reference | Verdict:
+def reference(module, name, sizes, seed, ranges=None, inputs=None) -> Reference | Verdict:
     """The interpreter's run of the parsed IR, or the verdict that stops the check."""
     from ..ir import interp
     func = module.func(name)
     try:
-        inputs = make_inputs(func, sizes, seed, ranges=ranges)
+        if inputs is None:
+            inputs = make_inputs(func, sizes, seed, ranges=ranges)
     except KeyError as e:
         return Verdict("rejected", "inputs", f"no size given for {e}")
+    inputs = _copies(inputs)
     args = _copies(inputs)
     try:
         result = interp.run(module, name, args, magnitudes=True)

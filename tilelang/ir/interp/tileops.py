@@ -6,6 +6,7 @@ as C += op(A)[i, k] * op(B)[k, j] with the products and sums in C's dtype, k in
 increasing order; `T.reduce_*` along `dim` in increasing order, each element converted
 to the destination's dtype first; tile atomics elementwise. Global elements outside
 their tensor read as 0 and are not written; block-local ones are undefined behaviour.
+Elements a region's limits mask (a dynamic slice's stop) read as 0 and are not written.
 """
 from __future__ import annotations
 
@@ -43,12 +44,23 @@ def _grid_indices(starts, extents, axes, order_extents):
     return tuple(np.asarray(i, dtype=np.int64) for i in idx)
 
 
-def _gather(m, buf, idx, span) -> V:
-    return buf.gather(idx, np.True_, m.block, span)
+def _within_limits(m, region, idx):
+    """Where the region's limits (the stop of a dynamic slice, `Region.limits`) let an
+    element through: index < limit along each limited dim. A masked element reads as 0
+    and is not written, as past the edge of a tensor."""
+    active = np.True_
+    for i, limit in zip(idx, (region.limits if region is not None else None) or ()):
+        if limit is not None:
+            active = active & (i < m.scalar_int(limit, "a slice stop"))
+    return np.asarray(active)
 
 
-def _scatter(m, buf, idx, value: V, span) -> None:
-    buf.scatter(idx, value, np.True_, m.block, span)
+def _gather(m, buf, idx, span, region=None) -> V:
+    return buf.gather(idx, _within_limits(m, region, idx), m.block, span)
+
+
+def _scatter(m, buf, idx, value: V, span, region=None) -> None:
+    buf.scatter(idx, value, _within_limits(m, region, idx), m.block, span)
 
 
 # ----------------------------------------------------------------------------- copy, fill
@@ -61,9 +73,11 @@ def copy(m, op) -> None:
     extents = [op.dst.extents[d] for d in d_axes]
     if extents != [op.src.extents[d] for d in s_axes]:
         raise NotSupported(f"T.copy regions disagree: {op.src.extents} vs {op.dst.extents}")
-    value = _gather(m, src, _grid_indices(s_starts, op.src.extents, s_axes, extents), op.span)
+    value = _gather(m, src, _grid_indices(s_starts, op.src.extents, s_axes, extents), op.span,
+                    op.src)
     value = convert(value, dst.dtype, op.span)
-    _scatter(m, dst, _grid_indices(d_starts, op.dst.extents, d_axes, extents), value, op.span)
+    _scatter(m, dst, _grid_indices(d_starts, op.dst.extents, d_axes, extents), value, op.span,
+             op.dst)
 
 
 def fill(m, op) -> None:
@@ -72,7 +86,8 @@ def fill(m, op) -> None:
     axes = _axes(op.dst)
     extents = [op.dst.extents[d] for d in axes]
     value = convert(m.expr(op.value), dst.dtype, op.span)
-    _scatter(m, dst, _grid_indices(starts, op.dst.extents, axes, extents), value, op.span)
+    _scatter(m, dst, _grid_indices(starts, op.dst.extents, axes, extents), value, op.span,
+             op.dst)
 
 
 # ----------------------------------------------------------------------------- gemm
@@ -85,7 +100,7 @@ def _matrix(m, region, transpose: bool, span) -> V:
         raise NotSupported(f"T.gemm operand `{buf.name}` is not a matrix")
     axes = [rank - 2, rank - 1]
     extents = [region.extents[d] for d in axes]
-    v = _gather(m, buf, _grid_indices(starts, region.extents, axes, extents), span)
+    v = _gather(m, buf, _grid_indices(starts, region.extents, axes, extents), span, region)
     if transpose:
         v = V(v.a.T, v.dtype, None if v.poison is None else v.poison.T,
               None if v.mag is None else v.mag.T)
@@ -107,12 +122,12 @@ def gemm(m, op) -> None:
         acc = V(np.broadcast_to(acc.a, (a.a.shape[0], b.a.shape[1])).copy(), cdt, None,
                 None if acc.mag is None else np.zeros((a.a.shape[0], b.a.shape[1])))
     else:
-        acc = _gather(m, c_buf, c_idx, op.span)
+        acc = _gather(m, c_buf, c_idx, op.span, op.c)
     for k in range(a.a.shape[1]):
         ak = _column(a, k)
         bk = _row(b, k)
         acc = binary("+", acc, binary("*", ak, bk, cdt, m.magnitudes), cdt, m.magnitudes)
-    _scatter(m, c_buf, c_idx, acc, op.span)
+    _scatter(m, c_buf, c_idx, acc, op.span, op.c)
 
 
 def _column(v: V, k: int) -> V:
@@ -180,10 +195,11 @@ def tile_atomic(m, op) -> None:
     dst, d_starts = _region(m, op.dst)
     s_axes, d_axes = _axes(op.src), _axes(op.dst)
     extents = [op.dst.extents[d] for d in d_axes]
-    value = _gather(m, src, _grid_indices(s_starts, op.src.extents, s_axes, extents), op.span)
+    value = _gather(m, src, _grid_indices(s_starts, op.src.extents, s_axes, extents), op.span,
+                    op.src)
     value = convert(value, dst.dtype, op.span)
     idx = _grid_indices(d_starts, op.dst.extents, d_axes, extents)
-    atomic_update(m, dst, op.op, idx, value, np.True_, op.span)
+    atomic_update(m, dst, op.op, idx, value, _within_limits(m, op.dst, idx), op.span)
 
 
 _ATOMIC = {"add": "+", "max": "max", "min": "min"}
