@@ -20,7 +20,13 @@ test suite: hypothesis shrinks it). The families mix what kernels are made of:
 * `gather`: rows read through an index tensor (in range, or hanging past the tensor),
   element-wise and by `T.copy` at a loaded row;
 * `chain`: block-local temporaries computed one from another in a loop, dying at
-  different points, one carried across iterations (what memory_reuse must respect).
+  different points, one carried across iterations (what memory_reuse must respect);
+* `paged`: a paged cache read block by block through a block table (a `T.copy` region
+  starting at a loaded index, FlashMLA-style) with a loop-carried dynamic slice
+  (`0:rows`) masking the last block's tail, reduced or stored through a dynamic slice;
+  table entries and lengths sometimes past the cache;
+* `grids`: two grids in sequence, the second reading what other blocks of the first
+  wrote (tiled differently).
 
 Sizes are drawn ragged (not multiples of the blocks), including sizes smaller than one
 block, and kept small enough for the interpreter.
@@ -32,7 +38,7 @@ from .program import E, Program, S, Tensor, leaf, line
 FLOATS = ("float32", "float16", "bfloat16", "float64")
 LOW_FLOATS = ("float16", "bfloat16", "float8_e4m3fn", "float8_e4m3", "float8_e5m2")
 INTS = ("int32", "int8", "uint8", "int64")
-FAMILIES = ("elementwise", "gemm", "reduce", "scalar", "chain", "gather")
+FAMILIES = ("elementwise", "gemm", "reduce", "scalar", "chain", "gather", "paged", "grids")
 
 
 # ----------------------------------------------------------------------------- choosers
@@ -79,7 +85,8 @@ def programs(families=FAMILIES):
     return build()
 
 
-_WEIGHTS = {"elementwise": 7, "gemm": 6, "reduce": 4, "scalar": 2, "chain": 4, "gather": 3}
+_WEIGHTS = {"elementwise": 7, "gemm": 6, "reduce": 4, "scalar": 2, "chain": 4, "gather": 3,
+            "paged": 4, "grids": 3}
 
 
 def generate(c: Chooser, families=FAMILIES) -> Program:
@@ -521,7 +528,8 @@ def gather(c: Chooser) -> Program:
     tensors = [Tensor("X", (rows, n), dx), Tensor("I", (m,), "int32"),
                Tensor("Z", (m, n), dx)]
     body = [line(f'g = T.alloc_fragment(({bm}, {bn}), "{dx}")', True)]
-    if c.bool():
+    elementwise_gather = c.bool()
+    if elementwise_gather:      # tcsim: a global load at indices of the nest is a tile
         body.append(S("parallel", f"for i, j in T.Parallel({bm}, {bn}):", ("g[i, j]",), (
             leaf(f"X[I[T.min(by * {bm} + i, {m - 1})], bx * {bn} + j]", dx),)))
     else:
@@ -535,8 +543,83 @@ def gather(c: Chooser) -> Program:
     body.append(line(f"T.copy(g, Z[by * {bm}, bx * {bn}])"))
     return Program("gather", tuple(tensors), tuple(sizes), tuple(consts),
                    (_grid_text(n, bn), _grid_text(m, bm)), ("bx", "by"), tuple(body),
-                   targets=("cpu",), ranges=(("I",) + span,))   # tcsim: no gathers yet
+                   targets=("cpu",) if elementwise_gather else ("cpu", "tcsim:tiny"),
+                   ranges=(("I",) + span,))
 
 
-_FAMILIES = {"elementwise": elementwise, "gather": gather, "gemm": gemm, "reduce": reduce, "scalar": scalar,
-             "chain": chain}
+def paged(c: Chooser) -> Program:
+    """A paged cache KV (NB blocks of BLK rows) read through a block table P, the first
+    L[b] rows of request b: per block, `T.copy(KV[P[b, i], 0:rows, 0:D], tile)` with
+    rows = L[b] - i * BLK loop-carried (the rows past it read as 0), then a reduction
+    into an accumulator or a store through a dynamic slice of the output (the rows past
+    it not written). Table entries and lengths are sometimes past the cache / table."""
+    sizes, consts = [], []
+    blk, d = c.choice([2, 3, 4, 8]), c.choice([1, 3, 4, 8, 16])   # BLK 1: a unit dim, no slice
+    nb, b, maxb = c.int(1, 6), c.int(1, 4), c.int(1, 4)
+    for name, value in (("NB", nb), ("B", b), ("MAXB", maxb)):
+        sizes.append((name, value))
+    dx = c.choice(FLOATS + ("float16", "int32"))
+    dt = c.choice([dx, "float32"] if is_float(dx) else [dx, "int64"])
+    table = c.choice([(0, nb), (0, nb), (-1, nb + 1)])
+    lens = c.choice([(0, maxb * blk + 1), (0, maxb * blk + blk + 2)])
+    store = c.bool(0.4)
+    if store:
+        sizes.append(("R", maxb * blk))         # the output's rows: MAXB blocks of BLK
+    out = Tensor("Y", ("B", "R", d), dt) if store else Tensor("O", ("B", d), dt)
+    tensors = [Tensor("KV", ("NB", blk, d), dx), Tensor("P", ("B", "MAXB"), "int32"),
+               Tensor("L", ("B",), "int32"), out]
+    scope_name = c.choice(["shared", "fragment"])
+    body = [line(f'kv = T.alloc_{scope_name}(({blk}, {d}), "{dt}")', True)]
+    loop = [line("rows = L[bx] - i * " + str(blk)),
+            line(f"T.copy(KV[P[bx, i], 0:rows, 0:{d}], kv)")]
+    if c.bool(0.4):
+        scope = Scope([("kv[r, j]", dt, False)], ["r", "j"])
+        loop.append(S("parallel", f"for r, j in T.Parallel({blk}, {d}):", ("kv[r, j]",),
+                      (expr(c, scope, dt, c.int(1, 2)),)))
+    if store:
+        loop.append(line(f"T.copy(kv, Y[bx, i * {blk}:i * {blk} + rows, 0:{d}])"))
+    else:
+        kind = c.choice(["sum", "max", "min"])
+        body += [line(f'acc = T.alloc_fragment(({d},), "{dt}")', True),
+                 line(f"T.fill(acc, {_identity(kind, dt)})")]
+        loop.append(line(f"T.reduce_{kind}(kv, acc, dim=0, clear=False)"))
+    trips = f"T.ceildiv(L[bx], {blk})"
+    header = c.choice([f"range({trips})", f"T.Pipelined({trips}, num_stages={c.int(0, 2)})"])
+    body.append(S("loop", f"for i in {header}:", body=tuple(loop)))
+    if not store:
+        body.append(line(f"T.copy(acc, O[bx, 0:{d}])"))
+    return Program("paged", tuple(tensors), tuple(sizes), tuple(consts), ("B",), ("bx",),
+                   tuple(body), ranges=(("P",) + table, ("L",) + lens))
+
+
+def grids(c: Chooser) -> Program:
+    """Two grids: the first writes Y = f(X) tile by tile, the second reads Y in tiles of
+    another shape (elements other blocks of the first grid wrote) and reduces its rows."""
+    sizes, consts = [], []
+    bm, bn = _block(c), _block(c)
+    m, n = _dim(c, "M", bm, sizes, consts), _dim(c, "N", bn, sizes, consts)
+    dx = c.choice(FLOATS + ("float16", "int32"))
+    dy = c.choice([dx, "float32"] if is_float(dx) else [dx, "int64"])
+    tensors = [Tensor("X", (m, n), dx), Tensor("Y", (m, n), dy), Tensor("O", (m,), dy)]
+    first = [line(f'x = T.alloc_fragment(({bm}, {bn}), "{dy}")', True),
+             line(f"T.copy(X[by * {bm}, bx * {bn}], x)")]
+    scope = Scope([("x[i, j]", dy, True)], ["i", "j"])
+    first.append(S("parallel", f"for i, j in T.Parallel({bm}, {bn}):", ("x[i, j]",),
+                   (expr(c, scope, dy, c.int(1, 3)),)))
+    first.append(line(f"T.copy(x, Y[by * {bm}, bx * {bn}])"))
+    cm, cn = _block(c), _block(c)
+    kind = c.choice(["sum", "max", "min"])
+    second = [line(f'y = T.alloc_shared(({cm}, {cn}), "{dy}")', True),
+              line(f'acc = T.alloc_fragment(({cm},), "{dy}")', True),
+              line(f"T.fill(acc, {_identity(kind, dy)})"),
+              S("loop", f"for t in range(T.ceildiv({n}, {cn})):", body=(
+                  line(f"T.copy(Y[cy * {cm}, t * {cn}], y)"),
+                  line(f"T.reduce_{kind}(y, acc, dim=1, clear=False)"))),
+              line(f"T.copy(acc, O[cy * {cm}])")]
+    return Program("grids", tuple(tensors), tuple(sizes), tuple(consts),
+                   (_grid_text(n, bn), _grid_text(m, bm)), ("bx", "by"), tuple(first),
+                   more_grids=(((_grid_text(m, cm),), ("cy",), tuple(second)),))
+
+
+_FAMILIES = {"elementwise": elementwise, "gather": gather, "gemm": gemm, "reduce": reduce,
+             "scalar": scalar, "chain": chain, "paged": paged, "grids": grids}

@@ -108,6 +108,8 @@ class Program:
     threads: int = 128
     targets: tuple = ("cpu", "tcsim:tiny")    # where the family's constructs compile
     ranges: tuple = ()        # ((tensor, lo, hi), ...): integer inputs drawn in [lo, hi)
+    more_grids: tuple = ()    # ((grid, block_vars, body), ...): grids run after the first
+
 
     @property
     def size_dict(self) -> dict:
@@ -125,16 +127,20 @@ class Program:
         params = ", ".join(f'{t.name}: T.Tensor({_tuple(t.shape)}, "{t.dtype}")'
                            for t in self.tensors)
         out.append(f"def fuzz({params}):")
-        bv = self.block_vars[0] if len(self.block_vars) == 1 else \
-            "(" + ", ".join(self.block_vars) + ")"
-        out.append(f"    with T.Kernel({', '.join(self.grid)}, threads={self.threads}) "
-                   f"as {bv}:")
-        body = [ln for s in self.body for ln in s.render(8)]
-        out += body or ["        pass"]
+        for grid, block_vars, body in ((self.grid, self.block_vars, self.body),
+                                       *self.more_grids):
+            out += _kernel(grid, block_vars, body, self.threads)
         return "\n".join(out) + "\n"
 
     def with_body(self, body) -> "Program":
         return replace(self, body=tuple(body))
+
+
+def _kernel(grid, block_vars, body, threads: int) -> list[str]:
+    """One `with T.Kernel(...)` block of the prim_func (grids run in order)."""
+    bv = block_vars[0] if len(block_vars) == 1 else "(" + ", ".join(block_vars) + ")"
+    lines = [f"    with T.Kernel({', '.join(grid)}, threads={threads}) as {bv}:"]
+    return lines + ([ln for s in body for ln in s.render(8)] or ["        pass"])
 
 
 def _tuple(items) -> str:

@@ -2,8 +2,8 @@
 
 `shrink(program, still_fails)` tries simpler variants one at a time and keeps any that
 still fails the same way, until none does: a statement dropped, an expression replaced
-by one of its operands or a constant, a block size or a symbolic size made smaller, a
-dtype made float32, a loop made `range`. `still_fails(program) -> bool` decides (the
+by one of its operands or a constant, a symbolic size made smaller, a grid after the
+first dropped, a loop made `range`. `still_fails(program) -> bool` decides (the
 campaign compares the verdict's kind and where it happened).
 
 `save(program, verdict, directory)` writes the program as a `.tl` file whose header
@@ -42,6 +42,7 @@ def _key(p: Program):
 
 def _candidates(p: Program):
     yield from _smaller_sizes(p)
+    yield from _dropped_grids(p)
     yield from _dropped_statements(p)
     yield from _simpler_expressions(p)
     yield from _simpler_text(p)
@@ -54,6 +55,12 @@ def _smaller_sizes(p: Program):
                 sizes = list(p.sizes)
                 sizes[i] = (name, smaller)
                 yield replace(p, sizes=tuple(sizes))
+
+
+def _dropped_grids(p: Program):
+    """The program without one of the grids after the first."""
+    for i in range(len(p.more_grids)):
+        yield replace(p, more_grids=p.more_grids[:i] + p.more_grids[i + 1:])
 
 
 def _dropped_statements(p: Program):
