@@ -528,8 +528,9 @@ def gather(c: Chooser) -> Program:
     tensors = [Tensor("X", (rows, n), dx), Tensor("I", (m,), "int32"),
                Tensor("Z", (m, n), dx)]
     body = [line(f'g = T.alloc_fragment(({bm}, {bn}), "{dx}")', True)]
-    elementwise_gather = c.bool()
-    if elementwise_gather:      # tcsim: a global load at indices of the nest is a tile
+    # (tcsim takes neither a global load at indices of the nest nor a T.copy into a row
+    # at a computed offset: its gathers are the `paged` family's)
+    if c.bool():
         body.append(S("parallel", f"for i, j in T.Parallel({bm}, {bn}):", ("g[i, j]",), (
             leaf(f"X[I[T.min(by * {bm} + i, {m - 1})], bx * {bn} + j]", dx),)))
     else:
@@ -543,8 +544,7 @@ def gather(c: Chooser) -> Program:
     body.append(line(f"T.copy(g, Z[by * {bm}, bx * {bn}])"))
     return Program("gather", tuple(tensors), tuple(sizes), tuple(consts),
                    (_grid_text(n, bn), _grid_text(m, bm)), ("bx", "by"), tuple(body),
-                   targets=("cpu",) if elementwise_gather else ("cpu", "tcsim:tiny"),
-                   ranges=(("I",) + span,))
+                   targets=("cpu",), ranges=(("I",) + span,))   # tcsim: `paged` gathers
 
 
 def paged(c: Chooser) -> Program:
