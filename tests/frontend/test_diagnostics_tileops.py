@@ -133,3 +133,18 @@ def test_tl0317_undecorated_function():
 def test_tl0317_unknown_decorator():
     src = HEADER.replace("@T.prim_func", "@T.Kernel")
     check_at(src, "TL0317", "decorated with @T.prim_func or @T.macro", 7, "@T.Kernel")
+
+
+def test_tl0390_argument_out_of_range():
+    src = HEADER.replace("threads=128", "threads=-1")
+    check_at(src, "TL0390", "threads must be at least 1, got -1", PRE, "-1")
+    src = kernel_source("for i in T.Pipelined(4, num_stages=-2):", "    A[i, 0] = 1.0")
+    check_at(src, "TL0390", "num_stages must be at least 0, got -2", L, "-2")
+    src = HEADER.replace("T.Kernel(T.ceildiv(N, BLOCK)", "T.Kernel(-4")
+    check_at(src, "TL0390", "grid size -4", PRE, "-4")
+
+
+def test_tl0391_dependent_parallel_iterations():
+    src = kernel_source("for i in T.Parallel(63):", "    R[i + 1] = R[i + 1] + R[i]")
+    check_at(src, "TL0391", "iteration i=1 reads an element of `R` that iteration i=0 writes",
+             L + 1, "R[i]")

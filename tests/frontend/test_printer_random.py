@@ -2,8 +2,9 @@
 parentheses, literal typing, negative and special constants)."""
 import math
 
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
+from tilelang.diagnostics import TileLangError
 from tilelang.frontend import parse_module
 from tilelang.ir.nodes import (Const, Var, Binary, Unary, Call, Cast, Select, Let, Kernel, Seq,
                                PrimFunc, Module)
@@ -17,7 +18,8 @@ def consts(dtype):
     if dtype == "bool":
         return st.booleans().map(lambda v: Const(v, "bool"))
     if dtype in ("float32", "float16"):
-        values = st.sampled_from([0.0, 1.0, -0.5, 2.5, 1e-05, 3.0e20, math.inf, -math.inf])
+        big = 3.0e20 if dtype == "float32" else 6.0e4    # a literal past the dtype is TL0216
+        values = st.sampled_from([0.0, 1.0, -0.5, 2.5, 1e-05, big, math.inf, -math.inf])
         return values.map(lambda v: Const(v, dtype))
     return st.integers(-100, 100).map(lambda v: Const(v, dtype))
 
@@ -127,4 +129,11 @@ def test_random_statements_round_trip(body):
                     Seq((Alloc(S), Alloc(ACC, Const(0.0, "float32"))) + inner))
     mod = Module((PrimFunc("stmts", (G, N, X, F16, FLAG), (MSYM,), Seq((kernel,))),))
     text = print_module(mod)
-    assert parse_module(text, "random.tl") == mod, text
+    try:
+        parsed = parse_module(text, "random.tl")
+    except TileLangError as e:
+        # a store inside a T.Parallel that every iteration makes to one element is TL0391
+        # (tests/reliability/test_parallel_deps.py); the bodies here do not avoid it
+        assume(e.diagnostics[0].code != "TL0391")
+        raise
+    assert parsed == mod, text

@@ -38,6 +38,7 @@ H = Buffer("H", (N,), "float16")
 I8 = Buffer("I8", (Const(16, i32),), "int8")
 W = Buffer("W", (N,), "int64")
 S = Buffer("S", (Const(64, i32),), "float32", "shared")
+S2 = Buffer("S2", (Const(64, i32), Const(64, i32)), "float32", "shared")
 acc = Buffer("acc", (), "float32", "var")
 cnt = Buffer("cnt", (), "int32", "var")
 alpha = Var("alpha", "float32")
@@ -64,12 +65,14 @@ def lowered_module() -> Module:
     base = b("*", bx, c(64))
     body = Seq((
         Alloc(S),
+        Alloc(S2),
         Alloc(acc, c(0.0, "float32")),
         Alloc(cnt),
         Store(cnt, (), c(0)),
         For(i, c(0), c(64), "parallel",
             For(j, c(0), c(64), "parallel",
-                Store(S, (j,), Select(in_bounds, ld(A, row, j), c(0.0, "float32"), "float32")))),
+                Store(S2, (i, j), Select(in_bounds, ld(A, row, j), c(0.0, "float32"),
+                                         "float32")))),
         For(k, c(0), c(8), "vectorized", Store(S, (k,), b("*", ld(S, k), alpha))),
         For(t, c(2), N, "serial",
             Seq((Let(Var("y", "float32"), b("+", ld(acc), ld(S, b("%", t, c(64))))),

@@ -307,19 +307,45 @@ def test_predicate_atomics_indirect_indices_and_symbolic_proofs():
 
 
 def test_simplify_lowered_removes_unit_loops_of_a_lowered_row_copy():
+    # after `vectorize`: the outer loop of the copy is serial, the inner one a SIMD loop
     check(simplify, """
         @T.prim_func
         def kern(A: T.Tensor((8, 8), "float32"), B: T.Tensor((8,), "float32")):
             with T.Kernel(8, threads=1) as bx:
-                for i in T.Parallel(1):
-                    for j in T.Parallel(8):
+                for i in range(1):
+                    for j in T.vectorized(8):
                         B[0 + j] = A[bx + i, 0 + j] * 1.0
     """, """
         @T.prim_func
         def kern(A: T.Tensor((8, 8), "float32"), B: T.Tensor((8,), "float32")):
             with T.Kernel(8, threads=1) as bx:
-                for j in T.Parallel(8):
+                for j in T.vectorized(8):
                     B[j] = A[bx, j]
+    """)
+
+
+def test_simplify_keeps_a_unit_parallel_loop():
+    """A T.Parallel nest is an element-wise operation to the code generators (tcsim
+    lowers it to whole-tile vector instructions; a bare store is not one): a unit
+    parallel loop stays, its index folded."""
+    check(simplify, """
+        @T.prim_func
+        def kern(A: T.Tensor((8, 8), "float32")):
+            with T.Kernel(1, threads=1) as bx:
+                t = T.alloc_fragment((1, 8), "float32")
+                T.copy(A[0, 0], t)
+                for i, j in T.Parallel(1, 8):
+                    t[i, j] = t[i, j] * 2.0
+                T.copy(t, A[0, 0])
+    """, """
+        @T.prim_func
+        def kern(A: T.Tensor((8, 8), "float32")):
+            with T.Kernel(1, threads=1) as bx:
+                t = T.alloc_fragment((1, 8), "float32")
+                T.copy(A[0, 0], t)
+                for i, j in T.Parallel(1, 8):
+                    t[i, j] = t[i, j] * 2.0
+                T.copy(t, A[0, 0])
     """)
 
 

@@ -141,8 +141,11 @@ def test_loops_of_extent_zero_and_one():
     i = Var("i")
     assert simplify_node(For(i, c(0), c(0), "serial", store(i))) == Seq(())
     # extent 1: the body with i := min, simplified again after substitution.
-    one = For(i, c(3), b("-", c(5), c(4)), "parallel", store(b("+", i, c(1))))
+    one = For(i, c(3), b("-", c(5), c(4)), "serial", store(b("+", i, c(1))))
     assert simplify_node(one) == store(c(4))
+    # a unit T.Parallel loop stays (an element-wise nest to the code generators)
+    par = For(i, c(0), b("-", c(5), c(4)), "parallel", store(b("+", i, c(1))))
+    assert simplify_node(par) == For(i, c(0), c(1), "parallel", store(b("+", i, c(1))))
     keep = For(i, c(0), c(2), "serial", store(i))
     assert simplify_node(keep) is keep
 

@@ -13,8 +13,9 @@ floating-point intrinsic such as T.exp on an integer. Cast the operand with T.ca
 """)
 
 DYNAMIC_LOCAL_BUFFER = register("TL0503", "block-local buffer with a non-constant size", """
-Shared, fragment, local and var buffers live on the stack of the core running the
-block, so their shape must be known at compile time. Use compile-time constants for
+Shared, fragment, local and var buffers are block-local memory of the core running the
+block (its stack, or one heap block per call when they are large), so their shape must
+be known at compile time. Use compile-time constants for
 the shape, or allocate a workspace in global memory with T.alloc_global.
 """)
 
@@ -38,4 +39,12 @@ shared library. Its output is shown with the error.
 UNSUPPORTED_ATOMIC = register("TL0507", "atomic operation not supported for this dtype", """
 Atomic add, max and min are supported on integer and floating-point buffers. Atomics on
 bool buffers are not supported.
+""")
+
+LOCAL_MEMORY_TOO_LARGE = register("TL0590", "block-local memory too large", """
+The block-local buffers of a kernel (shared, fragment, local, var) together need more
+than 1 GiB per block, which no core has: tiles are meant to fit in its caches. Use
+smaller tiles (block sizes), or keep large data in global memory (a parameter or a
+T.alloc_global workspace). Block-local memory above 256 KiB lives on the heap, taken
+once per chunk of blocks a thread runs; below that it is on the thread's stack.
 """)

@@ -71,3 +71,17 @@ An output kind or option belongs to the other target: `--emit llvm|asm|obj|so` a
 `--emit tcsim` (a tcsim artifact file) are the tcsim target's. A tcsim kernel is called
 with every output array given; its results are written in place.
 """)
+
+CACHE_NOT_CLEARED = register("TL0790", "the cache could not be cleared", """
+`tilec cache clear` removes every entry of the compile cache (TILELANG_CACHE_DIR, by
+default ~/.cache/tilelang). Some entries could not be removed, usually because the
+directory is read-only for you; the message says how many are left and why. A
+read-only cache still serves the kernels in it, and compiles of new kernels still work
+(they are not stored).
+""")
+
+NO_KERNEL = register("TL0791", "the source defines no kernel", """
+A `.tl` file (or text) is compiled kernel by kernel: it must define at least one
+`@T.prim_func`. An empty file, or one with only constants and macros, would give an
+empty library.
+""")

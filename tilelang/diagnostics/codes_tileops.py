@@ -87,3 +87,20 @@ on chip). The region needs its extents (a whole tensor or slices); `parts` is a
 positive integer constant and `part` an integer expression: part p of n fetches the
 p-th of n equal runs of the region's rows.
 """)
+
+OUT_OF_RANGE_ARG = register("TL0390", "argument out of range", """
+A compile-time argument of the kernel structure has a value it cannot take:
+`T.Kernel(..., threads=t)` needs t >= 1; `T.Pipelined(n, num_stages=s)` needs s >= 0
+(0 means no pipelining, as in TileLang); a constant grid size of `T.Kernel` must be at
+least 1 (a grid computed from sizes at launch may be 0 or less: it then runs no blocks).
+""")
+
+DEPENDENT_PARALLEL = register("TL0391", "dependent T.Parallel iterations", """
+The iterations of a `T.Parallel` loop are independent: they run in any order, and on
+the tcsim target all at once. An iteration that reads or writes an element another
+iteration writes (a recurrence such as `t[i + 1] = t[i + 1] + t[i]`, or several
+iterations storing to one element) has no defined result. The compiler proves such
+conflicts where the indices are affine in the loop variables; use a serial loop
+(`range`, `T.serial`) for a recurrence, and `T.atomic_add` or `T.reduce_*` for a
+reduction. Reading an element that no iteration writes is fine.
+""")

@@ -26,10 +26,10 @@ def build_source(text: str, filename: str, options, out_idx=None):
     cache = None if paths.cache_disabled() else store.ArtifactStore(paths.cache_dir(), target)
     skey = keys.source_key(text, options)
     if cache is not None and not _wants_pass_output(options):
-        hit = cache.lookup_source(skey)
-        if hit is not None:
+        library = _load_cached(target, cache.lookup_source(skey), out_idx)
+        if library is not None:
             log.event("cache_hits", filename)
-            return target.load(hit, out_idx)
+            return library
     module = stages.parse_text(text, filename, options)
     return build_module(module, options, source_key=skey, label=filename, cache=cache,
                         out_idx=out_idx)
@@ -46,24 +46,42 @@ def build_module(module, options, *, source_key=None, label=None, cache=None, ou
         cache = store.ArtifactStore(paths.cache_dir(), target)
     akey = keys.artifact_key(stages.canonical_text(module), options)
     if cache is not None and not _wants_pass_output(options):
-        hit = cache.lookup(akey)
-        if hit is not None:
+        library = _load_cached(target, cache.lookup(akey), out_idx)
+        if library is not None:
             if source_key:
                 cache.link_source(source_key, akey)
             log.event("cache_hits", label)
-            return target.load(hit, out_idx)
+            return library
     artifact = _compile(module, options, label, target.artifact)
     if cache is None:
         return target.load(_private_copy(artifact), out_idx)
     try:
-        path = cache.store(akey, artifact)
+        library = _load_cached(target, cache.store(akey, artifact), out_idx)
     except OSError as e:
         # an unwritable cache costs the next process a compile, not this one its kernel
         log.event("cache_unwritable", cache.dir, f"({e.strerror or e})")
+        library = None
+    if library is None:             # not stored, or removed (`tilec cache clear`) since
         return target.load(_private_copy(artifact), out_idx)
     if source_key:
         cache.link_source(source_key, akey)
-    return target.load(path, out_idx)
+    return library
+
+
+def _load_cached(target, path: str | None, out_idx=None):
+    """Load a cache entry's artifact; None when there is none, or when it vanished
+    between the lookup and the load (`tilec cache clear` or another process discarding
+    it): the caller then compiles, as on a miss. A file that is there but does not load
+    is still an error (its checksum was verified a moment ago)."""
+    if path is None:
+        return None
+    from ..diagnostics import ArtifactError
+    try:
+        return target.load(path, out_idx)
+    except (FileNotFoundError, ArtifactError):
+        if os.path.exists(path):
+            raise
+        return None
 
 
 def _compile(module, options, label: str, finish=lambda compiled: compiled):

@@ -7,7 +7,8 @@ start served from the cache) loads neither lark nor llvmlite.
 from __future__ import annotations
 
 from ..diagnostics import Diagnostic, TileLangError
-from ..diagnostics.codes_driver import AMBIGUOUS_KERNEL, UNKNOWN_KERNEL, UNKNOWN_PASS
+from ..diagnostics.codes_driver import (AMBIGUOUS_KERNEL, NO_KERNEL, UNKNOWN_KERNEL,
+                                        UNKNOWN_PASS)
 
 PARSE_STAGE = "parse"      # the IR straight from the frontend, before any pass
 MEMORY_REUSE = "memory_reuse"
@@ -15,8 +16,11 @@ MEMORY_REUSE = "memory_reuse"
 
 def parse_text(text: str, filename: str, options):
     from ..frontend import parse_module
-    return select_kernel(parse_module(text, filename, defines=options.defines_dict() or None),
-                         options.kernel)
+    module = parse_module(text, filename, defines=options.defines_dict() or None)
+    if not module.funcs:
+        raise TileLangError(Diagnostic(NO_KERNEL, f"`{filename}` defines no kernel",
+                                       help="define one with `@T.prim_func`"))
+    return select_kernel(module, options.kernel)
 
 
 def parse_pyfunc(pyfunc, options):

@@ -2,6 +2,8 @@
 name resolution and dtype checking."""
 from __future__ import annotations
 
+import math
+
 import ast
 from dataclasses import replace
 
@@ -54,7 +56,12 @@ class ExprMixin:
 
     # ------------------------------------------------------------------ atoms
     def _e_number(self, tree):
-        return Lit(parse_number(str(tree.children[0])), self.spans.of(tree))
+        value, span = parse_number(str(tree.children[0])), self.spans.of(tree)
+        if isinstance(value, float) and math.isinf(value):
+            raise fail(CT.BAD_OPERAND, f"literal {tree.children[0]} is beyond the range of "
+                       f"float64", span, "overflows to infinity",
+                       help="write T.infinity(dtype) if infinity is meant")
+        return Lit(value, span)
 
     def _e_true(self, tree):
         return Lit(True, self.spans.of(tree))
@@ -178,9 +185,17 @@ class ExprMixin:
         elif op in ("//", "%") and "float" in kinds:
             raise fail(CT.BAD_OPERAND, f"`{op}` needs integer operands", op_span, "float")
         try:
-            return Lit(fold(op, a.value, b.value), span)
+            value = fold(op, a.value, b.value)
         except ZeroDivisionError:
             raise fail(CT.BAD_OPERAND, "division by zero", span, "divides by zero") from None
+        except OverflowError:
+            value = math.inf
+        operands_finite = not any(isinstance(x, float) and not math.isfinite(x)
+                                  for x in (a.value, b.value))
+        if isinstance(value, float) and math.isinf(value) and operands_finite:
+            raise fail(CT.BAD_OPERAND, "this constant expression overflows float64", span,
+                       "overflows to infinity")
+        return Lit(value, span)
 
     def not_value(self, v, span):
         if isinstance(v, Lit) and v.kind == "bool":

@@ -16,7 +16,7 @@ from .rankops import RankOpMixin
 from .scope import Scope
 from .stmts import StmtMixin
 from .tileops import TileOpMixin
-from .values import Lit, DType, Str, Tup, TRef, describe, span_of, const_int
+from .values import Lit, DType, Str, Tup, TRef, describe, span_of, const_int, const_value
 
 _BLOCK_NAMES = ("bx", "by", "bz")
 
@@ -192,7 +192,12 @@ class FunctionBuilder(ExprMixin, StmtMixin, LoopMixin, TileOpMixin, RankOpMixin)
         args = bind(Sig("T.Kernel", (("threads", 128),), varargs="grid", min_varargs=1,
                         max_varargs=3, ignored=("is_cpu", "prelude")), ctx, self.spans)
         grid = tuple(self.eval_int(t, "an integer grid size") for t in args["grid"])
-        threads = self.const_arg(args["threads"], "threads")
+        for g in grid:
+            size = const_value(g)
+            if size is not None and size < 1:
+                raise fail(C3.OUT_OF_RANGE_ARG, f"grid size {size}: a constant grid size "
+                           f"must be at least 1", g.span, "runs no block")
+        threads = self.const_arg(args["threads"], "threads", minimum=1)
         with self.scope.block():
             block_vars = self._block_vars(targets, len(grid), self.spans.of(ctx))
             self.in_kernel = True

@@ -8,6 +8,7 @@ from ..ir.nodes import Const, Var, For
 from ..language.names import LOOP_ITERS
 from .callargs import Sig, REQUIRED, bind
 from .errors import fail
+from .parallel_deps import check_parallel_nest
 from .regions import simplify_sub
 from .values import TRef, Tup, const_value, describe, span_of
 
@@ -43,6 +44,8 @@ class LoopMixin:
         span = self.spans.of(tree)
         for var, (lo, extent, kind, ann) in reversed(list(zip(loop_vars, loops))):
             body = For(var, lo, extent, kind, body, ann, span=span)
+        if body.kind == "parallel":
+            check_parallel_nest(body)
         return [body]
 
     def _loop_iterator(self, iter_tree) -> TRef:
@@ -83,7 +86,7 @@ class LoopMixin:
             lo, extent = start, simplify_sub(stop, start)
         ann = []
         if name == "Pipelined" and args["num_stages"] is not None:
-            stages = self.const_arg(args["num_stages"], "num_stages")
+            stages = self.const_arg(args["num_stages"], "num_stages", minimum=0)
             ann.append(("num_stages", stages))
         if name == "Pipelined":
             for key, nested in (("group", True), ("order", False), ("stage", False)):

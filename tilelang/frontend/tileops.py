@@ -31,8 +31,9 @@ class TileOpMixin:
             return [self._atomic(name[len("atomic_"):], tree, span)]
         return [getattr(self, f"_op_{name}")(tree, span)]
 
-    def const_arg(self, value_or_tree, what, kind=int):
-        """A compile-time constant argument (`num_stages`, `dim`, `transpose_A`...)."""
+    def const_arg(self, value_or_tree, what, kind=int, minimum=None):
+        """A compile-time constant argument (`num_stages`, `dim`, `transpose_A`...);
+        `minimum`: the least value an integer argument may take (TL0390 below it)."""
         if value_or_tree is None or isinstance(value_or_tree, (bool, int, float)):
             return value_or_tree
         v = self.eval(value_or_tree)
@@ -43,6 +44,9 @@ class TileOpMixin:
             want = "True or False" if kind is bool else "an integer constant"
             raise fail(CT.NOT_CONSTANT, f"{what} must be {want}", span_of(v),
                        f"{describe(v)}, not a constant" if c is None else "wrong kind")
+        if minimum is not None and c < minimum:
+            raise fail(C3.OUT_OF_RANGE_ARG, f"{what} must be at least {minimum}, got {c}",
+                       span_of(v), "out of range")
         return c
 
     # ------------------------------------------------------------------ copy / fill

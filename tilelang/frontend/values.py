@@ -10,7 +10,10 @@ float16 constant). Where nothing fixes the dtype they default to int32 / float32
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
+
+import numpy as np
 
 from .. import dtypes
 from ..diagnostics import codes_types as CT
@@ -146,7 +149,25 @@ def lit_to(lit: Lit, dtype: str, other_span: Span | None = None) -> Const:
     if target == "int" and not _fits(int(lit.value), dtype):
         raise fail(CT.BAD_OPERAND, f"literal {lit.value} does not fit in {dtype}", lit.span,
                    "out of range", help="use a wider dtype, e.g. T.int64(...)")
+    if target == "float" and not _fits_float(float(lit.value), dtype):
+        raise fail(CT.BAD_OPERAND, f"literal {lit.value} does not fit in {dtype} (largest "
+                   f"finite value {_largest(dtype):g})", lit.span, "out of range",
+                   help="use a wider dtype, or T.infinity(dtype) if infinity is meant")
     return Const(convert(lit.value, dtype), dtype, span=lit.span)
+
+
+def _fits_float(value: float, dtype: str) -> bool:
+    """A finite value must stay finite in `dtype` (70000.0 is inf in float16, NaN in
+    float8_e4m3); infinities and NaN (from Python values) are what they say."""
+    if not math.isfinite(value):
+        return True
+    with np.errstate(over="ignore", invalid="ignore"):
+        return bool(np.isfinite(np.array(value).astype(dtypes.numpy_dtype(dtype))))
+
+
+def _largest(dtype: str) -> float:
+    import ml_dtypes
+    return float(ml_dtypes.finfo(dtypes.numpy_dtype(dtype)).max)
 
 
 def _fits(value: int, dtype: str) -> bool:

@@ -124,15 +124,19 @@ class Cache:
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return False
 
-    def _discard(self, entry: str) -> None:
+    def _discard(self, entry: str) -> OSError | None:
         """Move a bad entry out of the way atomically, then delete it; a concurrent
-        reader either still sees the whole old directory or no entry at all."""
+        reader either still sees the whole old directory or no entry at all. Returns
+        the error when the entry is still there (a read-only cache), else None."""
         trash = os.path.join(self.dir, f"{_TRASH_PREFIX}{os.getpid()}-{time.monotonic_ns()}")
         try:
             os.rename(entry, trash)
-        except OSError:
-            return                    # someone else removed (or replaced) it already
+        except FileNotFoundError:
+            return None               # someone else removed it already
+        except OSError as e:
+            return e if os.path.lexists(entry) else None
         shutil.rmtree(trash, ignore_errors=True)
+        return None
 
     # -- store ----------------------------------------------------------------------------
 
@@ -205,10 +209,15 @@ class Cache:
 
     def clear(self) -> int:
         """Remove every entry (and leftovers of interrupted writes); returns how many
-        entries were removed."""
-        keys = self.entries()
-        for k in keys:
-            self._discard(os.path.join(self.dir, k))
+        entries were removed. Entries that cannot be removed (a read-only cache) raise
+        `CacheClearError` once the others are gone."""
+        removed, errors = 0, []
+        for k in self.entries():
+            error = self._discard(os.path.join(self.dir, k))
+            if error is None:
+                removed += 1
+            else:
+                errors.append(error)
         try:
             leftovers = [n for n in os.listdir(self.dir)
                          if n.startswith((_TMP_PREFIX, _TRASH_PREFIX))]
@@ -216,7 +225,21 @@ class Cache:
             leftovers = []
         for n in leftovers:
             shutil.rmtree(os.path.join(self.dir, n), ignore_errors=True)
-        return len(keys)
+        if errors:
+            raise CacheClearError(self.dir, removed, errors)
+        return removed
+
+
+class CacheClearError(OSError):
+    """`Cache.clear` could not remove some entries: `.removed` were removed, `.remaining`
+    are still there, `.reason` says why (e.g. "Permission denied")."""
+
+    def __init__(self, directory: str, removed: int, errors: list):
+        self.removed, self.remaining = removed, len(errors)
+        self.reason = errors[0].strerror or str(errors[0])
+        super().__init__(errors[0].errno, f"could not remove {self.remaining} cache "
+                         f"entr{'y' if self.remaining == 1 else 'ies'} of {directory} "
+                         f"({self.reason}); removed {removed}")
 
 
 def _check_name(name) -> None:
@@ -242,20 +265,61 @@ def _write_file(path: str, content) -> dict:
 
 def atomic_write(path: str, data: bytes, mode: int = 0o644, make_dirs: bool = True) -> None:
     """Write `data` to `path` so that readers see the old file or the whole new one, never
-    a torn write: a temp file in the same directory, then rename. User outputs pass
-    `make_dirs=False`: like any compiler, `-o missing/dir/x.o` is an error."""
+    a torn write, and a process killed meanwhile leaves nothing behind: the bytes go to
+    an anonymous file in the destination's directory (Linux `O_TMPFILE`), which gets a
+    name only when complete and is renamed into place at once (elsewhere: a named temp
+    file, then rename). User outputs pass `make_dirs=False`: like any compiler,
+    `-o missing/dir/x.o` is an error."""
     directory = os.path.dirname(os.path.abspath(path))
     if make_dirs:
         os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix="-" + os.path.basename(path))
+    tmp = _write_anonymous(directory, os.path.basename(path), data, mode)
+    if tmp is None:
+        tmp = _write_named(directory, os.path.basename(path), data, mode)
     try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.chmod(tmp, mode)        # mkstemp makes 0600; outputs should look like any file
         os.replace(tmp, path)
     except BaseException:
         _unlink_quietly(tmp)
         raise
+
+
+def _write_anonymous(directory: str, name: str, data: bytes, mode: int) -> str | None:
+    """`data` in an unnamed file of `directory`, then linked under a temporary name
+    (returned); None where the system or file system has no O_TMPFILE."""
+    flag = getattr(os, "O_TMPFILE", None)
+    if flag is None:
+        return None
+    try:
+        fd = os.open(directory, flag | os.O_WRONLY, mode)
+    except OSError as e:
+        if e.errno in (errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL, errno.ENOENT):
+            return None             # no O_TMPFILE here (ENOENT: a kernel without it)
+        raise
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        os.fchmod(fd, mode)
+        tmp = os.path.join(directory, f".tmp-{os.getpid()}-{os.urandom(4).hex()}-{name}")
+        try:
+            os.link(f"/proc/self/fd/{fd}", tmp, follow_symlinks=True)
+        except OSError:
+            return None             # no /proc: fall back to a named temporary file
+        return tmp
+    finally:
+        os.close(fd)
+
+
+def _write_named(directory: str, name: str, data: bytes, mode: int) -> str:
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix="-" + name)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.chmod(tmp, mode)        # mkstemp makes 0600; outputs should look like any file
+    except BaseException:
+        _unlink_quietly(tmp)
+        raise
+    return tmp
 
 
 def _unlink_quietly(path: str) -> None:

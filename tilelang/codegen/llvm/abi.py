@@ -19,7 +19,7 @@ from llvmlite import ir
 
 from ... import dtypes
 from ...ir.nodes import Alloc, Buffer, Kernel, Let, PrimFunc, Seq
-from . import convert
+from . import convert, localmem
 from .arena import declare_arenas, mark_disjoint
 from .context import BufferSlot, FuncContext, entry_alloca, internal, user_error
 from .ranks import rank_sites, uses_ranks
@@ -169,9 +169,10 @@ def _emit_impl(module, func: PrimFunc, prologue, kernel: Kernel, g: int) -> ir.F
             arg.add_attribute("noalias")   # the runtime rejects overlapping tensors
     _bind_all(em, func, prologue, fn.args[:len(tys)])
     begin, end = fn.args[len(tys)], fn.args[len(tys) + 1]
-    declare_arenas(ctx, kernel)     # once per call: reused by all blocks begin..end-1
+    declare_arenas(ctx, kernel, func.name)     # once per call: reused by all blocks begin..end-1
     sizes = _grid_sizes(em, kernel)
     em.counted_loop(I64, begin, end, lambda blk: _block(em, kernel, sizes, blk), name="block")
+    localmem.release(ctx, ctx.local)
     em.b.ret_void()
     _finish(ctx)
     mark_disjoint(ctx)

@@ -16,6 +16,7 @@ from llvmlite import ir
 from ... import dtypes
 from ...ir.nodes import Alloc
 from ...ir.visitor import walk
+from . import localmem
 from .context import FuncContext, entry_alloca
 from .metadata import DistinctNode
 from .types import I8, I64
@@ -33,10 +34,18 @@ def arena_sizes(kernel) -> dict[str, tuple[int, int]]:
     return sizes
 
 
-def declare_arenas(ctx: FuncContext, kernel) -> None:
-    """Allocate (in the entry block) the arena of every scope with planned buffers."""
-    for scope, (size, align) in arena_sizes(kernel).items():
-        ctx.arenas[scope] = entry_alloca(ctx, ir.ArrayType(I8, size), f"arena.{scope}", align)
+def declare_arenas(ctx: FuncContext, kernel, func_name: str = "") -> None:
+    """Place the arena of every scope with planned buffers: an alloca in the entry
+    block, or its part of the heap block when the kernel's block-local memory is too
+    large for the stack (localmem.py)."""
+    sizes = arena_sizes(kernel)
+    ctx.local = localmem.plan(kernel, sizes, func_name)
+    localmem.allocate(ctx, ctx.local)
+    for scope, (size, align) in sizes.items():
+        base = localmem.slot(ctx, f"arena.{scope}")
+        if base is None:
+            base = entry_alloca(ctx, ir.ArrayType(I8, size), f"arena.{scope}", align)
+        ctx.arenas[scope] = base
 
 
 def planned_base(ctx: FuncContext, alloc: Alloc) -> ir.Value:
@@ -44,7 +53,7 @@ def planned_base(ctx: FuncContext, alloc: Alloc) -> ir.Value:
     block, so it dominates every use). Each buffer gets a GEP of its own, even at offset
     0, so that `mark_disjoint` can tell which buffer an access goes through."""
     arena = ctx.arenas[alloc.buffer.scope]
-    base = ctx.alloca_builder.gep(arena, [ir.Constant(I64, alloc.offset)], inbounds=True,
+    base = ctx.address_builder.gep(arena, [ir.Constant(I64, alloc.offset)], inbounds=True,
                                   source_etype=I8, name=alloc.buffer.name)
     start = alloc.offset
     ctx.arena_bases[id(base)] = (alloc.buffer.scope, start, start + _bytes(alloc.buffer))

@@ -30,6 +30,12 @@ class FuncContext:
     loop_count: int = 0
     rank_table: ir.Value | None = None              # multi-rank kernels (ranks.py)
     rank_sites: dict = field(default_factory=dict)   # id(node) -> manifest site index
+    local: object = None                             # localmem.LocalPlan of name__impl
+    address_builder: ir.IRBuilder | None = None      # where block-local addresses go
+
+    def __post_init__(self):
+        if self.address_builder is None:
+            self.address_builder = self.alloca_builder
 
     def new_block(self, name: str) -> ir.Block:
         return self.fn.append_basic_block(name)

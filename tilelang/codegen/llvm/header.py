@@ -41,7 +41,8 @@ def _kernel_decls(k: dict) -> list[str]:
     grids = k.get("grids") or [{"grid": k["grid"], "threads": k["threads"],
                                 "blocks": f"{name}__blocks",
                                 "num_blocks": f"{name}__num_blocks",
-                                "arenas": k.get("arenas", [])}]
+                                "arenas": k.get("arenas", []),
+                                "local_memory": k.get("local_memory")}]
     if len(grids) == 1:
         lines = [f"/* {name}: grid ({', '.join(k['grid'])}), threads={k['threads']}", *docs]
     else:
@@ -52,12 +53,8 @@ def _kernel_decls(k: dict) -> list[str]:
         lines.append(" * Workspaces (allocated zeroed by the C entry; if an allocation fails "
                      "the kernel does not run): "
                      + ", ".join(f"{w['name']} {w['dtype']}{_shape_text(w['shape'])}" for w in ws))
-    arenas = max((g.get("arenas", []) for g in grids),
-                 key=lambda a: sum(x["bytes"] for x in a))
-    if arenas:
-        lines.append(f" * Block-local memory: {sum(a['bytes'] for a in arenas)} bytes of stack "
-                     f"per call (" + ", ".join(f"{a['scope']} {a['bytes']}" for a in arenas)
-                     + "); run it on a thread whose stack has room.")
+    # the grid whose block-local memory is largest: what one call costs at most
+    lines += _local_memory_lines(max(grids, key=_local_bytes))
     lines.append(" * `args` slots: parameters, then symbolic sizes, then workspaces"
                  + (", then the rank table." if "ranks" in k else ".")
                  + (" A caller driving the grids itself runs each one's blocks, in order,"
@@ -68,6 +65,25 @@ def _kernel_decls(k: dict) -> list[str]:
         lines.append(f"void {g['blocks']}(const int64_t *args, int64_t begin, int64_t end);")
         lines.append(f"int64_t {g['num_blocks']}(const int64_t *args);")
     return lines
+
+
+def _local_bytes(grid: dict) -> int:
+    local = grid.get("local_memory")
+    return local["bytes"] if local else sum(a["bytes"] for a in grid.get("arenas", []))
+
+
+def _local_memory_lines(k: dict) -> list[str]:
+    """What the block-local memory of one call costs its thread (stack or heap)."""
+    arenas = k.get("arenas", [])
+    local = k.get("local_memory")
+    if local is None or local["bytes"] == 0:
+        return []
+    parts = (" (" + ", ".join(f"{a['scope']} {a['bytes']}" for a in arenas) + ")") if arenas else ""
+    if local["on"] == "heap":
+        return [f" * Block-local memory: {local['bytes']} bytes per call{parts}, taken from "
+                f"the heap when the call starts and freed when it returns."]
+    return [f" * Block-local memory: {local['bytes']} bytes of stack per call{parts}; run it "
+            f"on a thread whose stack has room."]
 
 
 def c_header(manifest: dict) -> str:

@@ -106,9 +106,11 @@ def _grid_entry(func: PrimFunc, kernel, g: int) -> dict:
         "threads": kernel.threads,
         "blocks": blocks,
         "num_blocks": num_blocks,
-        # block-local memory: stack of each `__blocks` / C-entry call (memory_reuse's arenas)
+        # block-local memory of each `__blocks` / C-entry call (memory_reuse's arenas),
+        # on the thread's stack or, when large, the heap (localmem.py)
         "arenas": [{"scope": scope, "bytes": size, "align": align}
                    for scope, (size, align) in arena_sizes(kernel).items()],
+        "local_memory": _local_memory(kernel),
     }
 
 
@@ -129,6 +131,7 @@ def kernel_entry(func: PrimFunc) -> dict:
         "grid": grids[0]["grid"],
         "threads": grids[0]["threads"],
         "arenas": grids[0]["arenas"],
+        "local_memory": grids[0]["local_memory"],
         # every grid in launch order: each runs to completion before the next starts
         "grids": grids,
     }
@@ -149,6 +152,12 @@ def _site(n) -> dict:
     else:
         op, buf = "T.barrier_blocks", n.buffer.name
     return {"op": op, "buffer": buf, "where": str(n.span)}
+
+
+def _local_memory(kernel) -> dict:
+    from .localmem import STACK_LIMIT, block_local_bytes
+    total, _ = block_local_bytes(kernel, arena_sizes(kernel))
+    return {"bytes": total, "on": "heap" if total > STACK_LIMIT else "stack"}
 
 
 def build_manifest(module: Module, target: TargetSpec) -> dict:

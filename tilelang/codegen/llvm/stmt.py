@@ -15,7 +15,7 @@ from ... import dtypes
 from ...diagnostics import codes_codegen as codes
 from ...ir.nodes import (Alloc, Atomic, Binary, Const, For, If, Let, Load, Prefetch, Seq,
                          Store)
-from . import arena, convert, microkernel, prefetch
+from . import arena, convert, localmem, microkernel, prefetch
 from .ranks import RankEmitter
 from .context import BufferSlot, entry_alloca, user_error
 from .expr import ExprEmitter
@@ -62,8 +62,10 @@ class StmtEmitter(ExprEmitter, RankEmitter):
         if s.offset is not None and buf.scope in self.ctx.arenas:   # memory_reuse's plan
             slot, align = arena.planned_base(self.ctx, s), s.align
         else:
-            slot, align = entry_alloca(self.ctx, ir.ArrayType(storage_type(buf.dtype), count),
-                                       buf.name, LOCAL_ALIGN), LOCAL_ALIGN
+            slot, align = localmem.slot(self.ctx, buf.name), LOCAL_ALIGN
+            if slot is None:
+                slot = entry_alloca(self.ctx, ir.ArrayType(storage_type(buf.dtype), count),
+                                    buf.name, LOCAL_ALIGN)
         self.ctx.buffers[buf.name] = BufferSlot(slot, [ir.Constant(I64, d) for d in dims],
                                                 align)
         if s.init is not None:

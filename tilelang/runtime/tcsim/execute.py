@@ -77,7 +77,7 @@ def _vec(core, op, d, name) -> None:
             res = res * (op.vals[-1] if op.vals[-1] is not None else 1.0)
     else:
         args = [_operand(core, op, i, shape) for i in range(1, len(d.args))]
-        res = _elementwise(name, args)
+        res = _elementwise(name, args, dst.decl.dtype)
     out = nx.from_domain(nx.store_cast(np.broadcast_to(res, shape), dst.decl.dtype),
                          dst.dims, dst.shape)
     dst_arr[...] = out
@@ -93,7 +93,7 @@ def _dst_domain(dst) -> tuple:
     return tuple(out)
 
 
-def _elementwise(name, args):
+def _elementwise(name, args, dst_dtype: str = ""):
     base = name[4:] if name.startswith("VEC.") else "MOV"
     if base == "SEL":
         cond, a, b = args
@@ -101,6 +101,9 @@ def _elementwise(name, args):
         a, b = nx.widen([a, b], dt)
         return np.where(np.asarray(cond).astype(bool), a, b)
     dt = nx.compute_dtype(args)
+    if dst_dtype == "float64" and dt == np.float32 and \
+            not any(isinstance(a, np.ndarray) for a in args):
+        dt = np.dtype(np.float64)   # immediates only (tanh(0.5) into a float64 tile)
     if base in ("AND", "OR", "NOT"):
         dt = np.dtype(np.bool_)
     wide = nx.widen(args, dt)

@@ -282,12 +282,21 @@ def dma_store(g: np.ndarray, starts, box, value: np.ndarray, reduce_op: str | No
     if reduce_op is None:
         g[clip[0]] = store_cast(v, str_dtype(g.dtype))
         return
-    wide = np.float64 if g.dtype.kind not in "iu" else np.int64
+    # an atomic read-modify-write in the destination's dtype: the tile is converted to
+    # it first (an int8 -1 is 255 to a uint8 min), then combined; float min / max
+    # ignore NaN, as everywhere (maxnum)
+    dst = str_dtype(g.dtype)
+    is_int = g.dtype.kind in "iu"
+    wide = np.int64 if is_int else np.float64
     old = g[clip[0]].astype(wide)
-    new = v.astype(wide)
-    res = old + new if reduce_op == "add" else (np.maximum(old, new) if reduce_op == "max"
-                                                else np.minimum(old, new))
-    g[clip[0]] = store_cast(res, str_dtype(g.dtype))
+    new = store_cast(v, dst).astype(wide)
+    if reduce_op == "add":
+        res = old + new
+    elif is_int:
+        res = np.maximum(old, new) if reduce_op == "max" else np.minimum(old, new)
+    else:
+        res = np.fmax(old, new) if reduce_op == "max" else np.fmin(old, new)
+    g[clip[0]] = store_cast(res, dst)
 
 
 def str_dtype(dt) -> str:

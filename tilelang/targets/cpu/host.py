@@ -58,10 +58,14 @@ def _memo_file() -> str:
 
 
 def _load_or_compute() -> dict:
+    """The memoised facts when the memo is intact, else computed (and memoised). The
+    memo carries a checksum of its facts and of the machine fingerprint: an edited or
+    damaged memo (a wrong CPU name broke every compile) is recomputed, not used."""
     try:
         with open(_memo_file(), encoding="utf-8") as f:
             memo = json.load(f)
-        if isinstance(memo, dict) and all(isinstance(memo.get(k), str) for k in LLVM_FACTS):
+        if isinstance(memo, dict) and all(isinstance(memo.get(k), str) for k in LLVM_FACTS) \
+                and memo.get("check") == _check(memo):
             return memo
     except (OSError, ValueError):
         pass
@@ -70,10 +74,16 @@ def _load_or_compute() -> dict:
     return memo
 
 
+def _check(memo: dict) -> str:
+    text = json.dumps([_machine_fingerprint()] + [memo[k] for k in LLVM_FACTS])
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
 def _write(memo: dict) -> None:
     from ...runtime.cache import atomic_write
     try:
-        atomic_write(_memo_file(), json.dumps(memo, sort_keys=True).encode())
+        record = dict(memo, check=_check(memo))
+        atomic_write(_memo_file(), json.dumps(record, sort_keys=True).encode())
     except OSError:
         pass                        # a read-only cache dir only costs the llvmlite import
 
