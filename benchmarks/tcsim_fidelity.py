@@ -120,6 +120,44 @@ def attention(kernel: str, dim: int, causal: bool, seq: int):
     return build
 
 
+def flashmla(b: int, s_q: int, h_q: int, s_k: int, unit: str, cores: int = 132):
+    """FlashMLA's decode (tilelang/ops/mla/mla_decode.tl, BLOCK_H 64 query rows, pages
+    of 64, the split-KV grid then the combine): batch b, h_kv 1, every request s_k
+    tokens, its blocks scattered over the cache by a random block table, FlashMLA's
+    scheduler over `cores` SMs. Work: FlashMLA's test formulas (the bytes of Q, the
+    cache and the output; the FLOPs of QK^T and PV)."""
+    d, dv, page = 576, 512, 64
+
+    def build():
+        from tilelang.ops.mla.interface import num_parts
+        from tilelang.ops.mla.scheduler import schedule
+        path = ROOT / "tilelang" / "ops" / "mla" / "mla_decode.tl"
+        rows = s_q * h_q
+        from tilelang.codegen.tcsim import compile_module
+        from tilelang.driver import make_options
+        from tilelang.driver.stages import lower
+        from tilelang.frontend import parse_module
+        module = parse_module(path.read_text(), str(path), defines=dict(
+            dtype="bfloat16", TILE_DTYPE="bfloat16", BLOCK_H=64))
+        art = compile_module(lower(module, make_options(target="tcsim")),
+                             "h100_like")["mla_decode"]
+        nblk = -(-s_k // page)
+        rng = np.random.default_rng(0)
+        table = rng.permutation(b * nblk).astype(np.int32).reshape(b, nblk)
+        seqlens = np.full(b, s_k, np.int32)
+        parts = num_parts(b, s_q, h_q, 1, 64, cores)
+        meta, splits = schedule(seqlens, parts)
+        args = [((b, 1, rows, d), "bfloat16"), ((b * nblk * page, 1, d), "bfloat16"),
+                table, seqlens, meta, splits, ((b, 1, rows, dv), "bfloat16"),
+                ((b, 1, rows), "float32"), d ** -0.5 * 1.4426950408889634, s_q, h_q, page]
+        if unit == "TB/s":
+            work = b * (rows * d * 2 + s_k * d * 2 + rows * dv * 2)
+        else:
+            work = b * rows * (2.0 * d * s_k + 2.0 * s_k * dv)
+        return art, args, work
+    return build
+
+
 def stream_copy(n: int):
     def build():
         art = _compile(KERNELS / "stream_copy.tl")
@@ -171,12 +209,11 @@ def rows(quick: bool) -> list[Row]:
             "HBM3 of H100/H800 SXM5 (FlashMLA's write-up)", f"{1 << (24 if quick else 28)} "
             "fp32", 3.0, "TB/s", 0.15, stream_copy(1 << (24 if quick else 28))),
         Row("flashmla_memory", "FlashMLA decode, memory-bound", FLASHMLA,
-            "batch 128, s_q 1, h_q 16, s_k 4096, d 576/512", 3.0, "TB/s", 0.15,
-            pending="the MLA decode kernels and the gather DMA come with issue 10 (branch "
-                    "mla); the row runs once they are on main"),
+            f"batch {128 if not quick else 16}, s_q 1, h_q 16, s_k 4096, d 576/512", 3.0,
+            "TB/s", 0.15, flashmla(128 if not quick else 16, 1, 16, 4096, "TB/s")),
         Row("flashmla_compute", "FlashMLA decode, compute-bound", FLASHMLA,
-            "batch 128, s_q 2, h_q 128, s_k 4096, d 576/512", 660, "TFLOPS", 0.15,
-            pending="as above"),
+            f"batch {128 if not quick else 16}, s_q 2, h_q 128, s_k 4096, d 576/512", 660,
+            "TFLOPS", 0.15, flashmla(128 if not quick else 16, 2, 128, 4096, "TFLOPS")),
     ]
     return out
 
@@ -222,7 +259,7 @@ def main(argv=None) -> int:
         art, run_args, work = row.build()
         rep = _run(art, run_args)
         wall = time.perf_counter() - t0
-        value = work / rep.time_s / 1e12
+        value = work / rep.time_s / 1e12        # TFLOPS, or TB/s of `work` bytes
         predicted[row.key] = value
         ratio = value / row.published
         verdict = _verdict(row, value, ratio, predicted, table)
