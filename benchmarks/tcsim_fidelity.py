@@ -88,8 +88,9 @@ def deepgemm(m: int, n: int, k: int, block_m: int = 128):
     """DeepGEMM picks its block sizes per shape to fill the SMs: 64-row blocks (one
     math warpgroup) when M is small."""
     def build():
-        # B tiles multicast to pairs of blocks along M, where M gives whole pairs
-        cluster = (1, 2) if -(-m // block_m) % 2 == 0 else (1, 1)
+        # B tiles multicast to pairs of blocks along M where DeepGEMM multicasts: M of
+        # 1024 or more (its get_best_configs), in whole pairs
+        cluster = (1, 2) if m >= 1024 and -(-m // block_m) % 2 == 0 else (1, 1)
         art = _compile(KERNELS / "fp8_gemm_deepgemm.tl", raster=8, cluster=cluster,
                        BLOCK_M=block_m)
         kb, nb = -(-k // 128), -(-n // 128)

@@ -169,3 +169,45 @@ def test_long_vector_add_reaches_hbm_bandwidth():
     assert r.bytes["hbm"] == 3 * 4 * n
     assert r.roofline_bound == "memory"
     assert achieved >= 0.9, achieved
+
+
+# ----------------------------------------------------------------------------- DMA transfers
+
+def _hit_beside_miss(cfg, second="B"):
+    """A is loaded once (into L2), then again (an L2 hit) followed by a load of
+    `second` (B: from HBM; A: another L2 hit)."""
+    p = program(f"""
+        DMA.LD X, A[0, 0] box=64x64 signal=warm[0]
+        SEM.WAIT warm[0], 0
+        DMA.LD X, A[0, 0] box=64x64
+        DMA.LD Y, {second}[0, 0] box=64x64
+        HALT""", params=["A tensor float32 [64, 64]", "B tensor float32 [64, 64]"],
+                bufs=["X SMEM float32 [64, 64]", "Y SMEM float32 [64, 64]"], sems=["warm 1"])
+    return timing(p, ((64, 64), "float32"), ((64, 64), "float32"), cfg=cfg)
+
+
+WIDE = TINY.with_(port_bytes_per_clk=128.0)      # the port exceeds HBM's 64 B/clk
+
+
+def test_a_dma_engine_moves_its_transfers_in_flight_at_once():
+    """With two transfers in flight, an L2 hit and an HBM miss of one engine overlap
+    (each at half the port, 64 B/clk: the miss, dispatched one scalar cycle after the
+    hit, ends 256 + C cycles after the hit started) where one at a time takes the hit
+    at the port rate and then the miss at HBM's (128 + 256 cycles)."""
+    nbytes = 64 * 64 * 4
+    one = _hit_beside_miss(WIDE)
+    two = _hit_beside_miss(WIDE.with_(dma_transfers=2))
+    assert one.cycles - two.cycles == pytest.approx(
+        nbytes / 128 + nbytes / 64 - (nbytes / 64 + C))
+    # the first (cold) load moves at min(port / 2, HBM) either way: 64 B/clk
+    assert one.bytes == two.bytes
+
+
+def test_transfers_in_flight_share_their_engine_port():
+    """Two L2 hits are port-bound: moving both at once (half the port each) takes as
+    long as one after the other, but for the scalar cycle between their dispatches,
+    in which the first moves alone at its share (half the port: the share is static,
+    the conservative side)."""
+    one = _hit_beside_miss(WIDE, second="A")
+    two = _hit_beside_miss(WIDE.with_(dma_transfers=2), second="A")
+    assert two.cycles == pytest.approx(one.cycles + C)
