@@ -211,3 +211,43 @@ def test_transfers_in_flight_share_their_engine_port():
     one = _hit_beside_miss(WIDE, second="A")
     two = _hit_beside_miss(WIDE.with_(dma_transfers=2), second="A")
     assert two.cycles == pytest.approx(one.cycles + C)
+
+
+# ----------------------------------------------------------------------------- two consumers
+
+def _consumers(pingpong: bool):
+    """Two consumer pipelines of one block over one shared K tile, each a multiply,
+    a softmax-sized run of vector work (8 x 64 cycles) and a second multiply. In
+    ping-pong order (both first multiplies, then each consumer's softmax and second
+    multiply: the order a schedule's `order=` gives the one instruction stream) or
+    one consumer after the other."""
+    def softmax(c):
+        ops = [f"VEC.MOV P{c}, S{c} shape=64x64" for _ in range(8)]
+        ops[0] += f" wait=s[{c}]@0"
+        ops[-1] += f" signal=v[{c}]"
+        return ops
+    first = [f"MMA S{c}, Q, K signal=s[{c}]" for c in (0, 1)]
+    second = [f"MMA O{c}, P{c}, K wait=v[{c}]@0" for c in (0, 1)]
+    if pingpong:
+        body = first + softmax(0) + [second[0]] + softmax(1) + [second[1]]
+    else:
+        body = [first[0]] + softmax(0) + [second[0], first[1]] + softmax(1) + [second[1]]
+    bufs = ["Q SMEM bfloat16 [64, 64]", "K SMEM bfloat16 [64, 64]"]
+    for c in (0, 1):
+        bufs += [f"S{c} RF float32 [64, 64]", f"P{c} RF bfloat16 [64, 64]",
+                 f"O{c} RF float32 [64, 64]"]
+    return timing(program("\n".join(body + ["HALT"]), bufs=bufs, sems=["s 2", "v 2"]))
+
+
+def test_two_consumers_in_ping_pong_hide_each_others_softmax():
+    """The softmax of one consumer runs on the vector engine while the tensor core
+    multiplies for the other (FlashAttention-3's and FlashMLA's two warpgroups): the
+    block is bound by its four multiplies, where one consumer after the other adds
+    both softmaxes to them."""
+    vec = 8 * 64 * 64 / TINY.vec_elems_per_clk
+    pingpong, serial = _consumers(True), _consumers(False)
+    assert vec == MMA_CYCLES
+    bound = 4 * MMA_CYCLES
+    slack = TINY.mma_latency + TINY.vec_latency + 40 * C
+    assert bound <= pingpong.cycles <= bound + slack
+    assert serial.cycles >= bound + 2 * vec
