@@ -250,11 +250,12 @@ def main(argv=None) -> int:
     print(head)
     print("-" * len(head))
     predicted, failures = {}, []
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     for row in wanted:
         if row.pending:
-            print(f"{row.key:<26} {row.shape:<44} {peak(row, cfg):>8.0f} "
-                  f"{row.published:>10.0f} {'-':>9} {'-':>9}  pending: {row.pending}")
+            print(f"{row.key:<26} {row.shape:<44} {_fig(peak(row, cfg), row, 8)} "
+                  f"{_fig(row.published, row, 10)} {'-':>9} {'-':>9}  pending: "
+                  f"{row.pending}")
             continue
         t0 = time.perf_counter()
         art, run_args, work = row.build()
@@ -266,14 +267,20 @@ def main(argv=None) -> int:
         verdict = _verdict(row, value, ratio, predicted, table)
         if verdict.startswith("FAIL"):
             failures.append(row.key)
-        print(f"{row.key:<26} {row.shape:<44} {peak(row, cfg):>8.0f} "
-              f"{row.published:>10.0f} {value:>9.1f} {ratio:>9.2f}  {verdict}  "
+        print(f"{row.key:<26} {row.shape:<44} {_fig(peak(row, cfg), row, 8)} "
+              f"{_fig(row.published, row, 10)} {_fig(value, row, 9, 1)} {ratio:>9.2f}  "
+              f"{verdict}  "
               f"({wall:.0f} s)", flush=True)
         _record(row, value, ratio, verdict, rep, wall, args.quick)
-    total = time.perf_counter() - start
-    print(f"\n{len(predicted)} rows simulated in {total:.0f} s; "
+    total, cpu = time.perf_counter() - start, time.process_time() - cpu
+    print(f"\n{len(predicted)} rows simulated in {total:.0f} s ({cpu:.0f} s of CPU); "
           f"{len(failures)} outside their bounds{': ' + ', '.join(failures) if failures else ''}")
     return 1 if failures and not args.quick else 0
+
+
+def _fig(value: float, row: Row, width: int, digits: int = 0) -> str:
+    """A figure in the row's unit: TB/s with two decimals, TFLOPS with `digits`."""
+    return f"{value:>{width}.{2 if row.unit == 'TB/s' else digits}f}"
 
 
 def _verdict(row: Row, value: float, ratio: float, predicted: dict, table) -> str:
