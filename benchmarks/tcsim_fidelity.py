@@ -88,8 +88,9 @@ def deepgemm(m: int, n: int, k: int, block_m: int = 128):
     """DeepGEMM picks its block sizes per shape to fill the SMs: 64-row blocks (one
     math warpgroup) when M is small."""
     def build():
-        # B tiles multicast to pairs of blocks along M, where M gives whole pairs
-        cluster = (1, 2) if -(-m // block_m) % 2 == 0 else (1, 1)
+        # B tiles multicast to pairs of blocks along M where DeepGEMM multicasts: M of
+        # 1024 or more (its get_best_configs), in whole pairs
+        cluster = (1, 2) if m >= 1024 and -(-m // block_m) % 2 == 0 else (1, 1)
         art = _compile(KERNELS / "fp8_gemm_deepgemm.tl", raster=8, cluster=cluster,
                        BLOCK_M=block_m)
         kb, nb = -(-k // 128), -(-n // 128)
@@ -117,6 +118,44 @@ def attention(kernel: str, dim: int, causal: bool, seq: int):
         shape = ((batch, heads, seq, dim), "bfloat16")
         flops = 4.0 * batch * heads * seq * seq * dim / (2 if causal else 1)
         return art, [shape] * 4, flops
+    return build
+
+
+def flashmla(b: int, s_q: int, h_q: int, s_k: int, unit: str, cores: int = 132):
+    """FlashMLA's decode (tilelang/ops/mla/mla_decode.tl, BLOCK_H 64 query rows, pages
+    of 64, the split-KV grid then the combine): batch b, h_kv 1, every request s_k
+    tokens, its blocks scattered over the cache by a random block table, FlashMLA's
+    scheduler over `cores` SMs. Work: FlashMLA's test formulas (the bytes of Q, the
+    cache and the output; the FLOPs of QK^T and PV)."""
+    d, dv, page = 576, 512, 64
+
+    def build():
+        from tilelang.ops.mla.interface import num_parts
+        from tilelang.ops.mla.scheduler import schedule
+        path = ROOT / "tilelang" / "ops" / "mla" / "mla_decode.tl"
+        rows = s_q * h_q
+        from tilelang.codegen.tcsim import compile_module
+        from tilelang.driver import make_options
+        from tilelang.driver.stages import lower
+        from tilelang.frontend import parse_module
+        module = parse_module(path.read_text(), str(path), defines=dict(
+            dtype="bfloat16", TILE_DTYPE="bfloat16", BLOCK_H=64))
+        art = compile_module(lower(module, make_options(target="tcsim")),
+                             "h100_like")["mla_decode"]
+        nblk = -(-s_k // page)
+        rng = np.random.default_rng(0)
+        table = rng.permutation(b * nblk).astype(np.int32).reshape(b, nblk)
+        seqlens = np.full(b, s_k, np.int32)
+        parts = num_parts(b, s_q, h_q, 1, 64, cores)
+        meta, splits = schedule(seqlens, parts)
+        args = [((b, 1, rows, d), "bfloat16"), ((b * nblk * page, 1, d), "bfloat16"),
+                table, seqlens, meta, splits, ((b, 1, rows, dv), "bfloat16"),
+                ((b, 1, rows), "float32"), d ** -0.5 * 1.4426950408889634, s_q, h_q, page]
+        if unit == "TB/s":
+            work = b * (rows * d * 2 + s_k * d * 2 + rows * dv * 2)
+        else:
+            work = b * rows * (2.0 * d * s_k + 2.0 * s_k * dv)
+        return art, args, work
     return build
 
 
@@ -171,12 +210,11 @@ def rows(quick: bool) -> list[Row]:
             "HBM3 of H100/H800 SXM5 (FlashMLA's write-up)", f"{1 << (24 if quick else 28)} "
             "fp32", 3.0, "TB/s", 0.15, stream_copy(1 << (24 if quick else 28))),
         Row("flashmla_memory", "FlashMLA decode, memory-bound", FLASHMLA,
-            "batch 128, s_q 1, h_q 16, s_k 4096, d 576/512", 3.0, "TB/s", 0.15,
-            pending="the MLA decode kernels and the gather DMA come with issue 10 (branch "
-                    "mla); the row runs once they are on main"),
+            f"batch {128 if not quick else 16}, s_q 1, h_q 16, s_k 4096, d 576/512", 3.0,
+            "TB/s", 0.15, flashmla(128 if not quick else 16, 1, 16, 4096, "TB/s")),
         Row("flashmla_compute", "FlashMLA decode, compute-bound", FLASHMLA,
-            "batch 128, s_q 2, h_q 128, s_k 4096, d 576/512", 660, "TFLOPS", 0.15,
-            pending="as above"),
+            f"batch {128 if not quick else 16}, s_q 2, h_q 128, s_k 4096, d 576/512", 660,
+            "TFLOPS", 0.15, flashmla(128 if not quick else 16, 2, 128, 4096, "TFLOPS")),
     ]
     return out
 
@@ -212,30 +250,37 @@ def main(argv=None) -> int:
     print(head)
     print("-" * len(head))
     predicted, failures = {}, []
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     for row in wanted:
         if row.pending:
-            print(f"{row.key:<26} {row.shape:<44} {peak(row, cfg):>8.0f} "
-                  f"{row.published:>10.0f} {'-':>9} {'-':>9}  pending: {row.pending}")
+            print(f"{row.key:<26} {row.shape:<44} {_fig(peak(row, cfg), row, 8)} "
+                  f"{_fig(row.published, row, 10)} {'-':>9} {'-':>9}  pending: "
+                  f"{row.pending}")
             continue
         t0 = time.perf_counter()
         art, run_args, work = row.build()
         rep = _run(art, run_args)
         wall = time.perf_counter() - t0
-        value = work / rep.time_s / 1e12
+        value = work / rep.time_s / 1e12        # TFLOPS, or TB/s of `work` bytes
         predicted[row.key] = value
         ratio = value / row.published
         verdict = _verdict(row, value, ratio, predicted, table)
         if verdict.startswith("FAIL"):
             failures.append(row.key)
-        print(f"{row.key:<26} {row.shape:<44} {peak(row, cfg):>8.0f} "
-              f"{row.published:>10.0f} {value:>9.1f} {ratio:>9.2f}  {verdict}  "
+        print(f"{row.key:<26} {row.shape:<44} {_fig(peak(row, cfg), row, 8)} "
+              f"{_fig(row.published, row, 10)} {_fig(value, row, 9, 1)} {ratio:>9.2f}  "
+              f"{verdict}  "
               f"({wall:.0f} s)", flush=True)
         _record(row, value, ratio, verdict, rep, wall, args.quick)
-    total = time.perf_counter() - start
-    print(f"\n{len(predicted)} rows simulated in {total:.0f} s; "
+    total, cpu = time.perf_counter() - start, time.process_time() - cpu
+    print(f"\n{len(predicted)} rows simulated in {total:.0f} s ({cpu:.0f} s of CPU); "
           f"{len(failures)} outside their bounds{': ' + ', '.join(failures) if failures else ''}")
     return 1 if failures and not args.quick else 0
+
+
+def _fig(value: float, row: Row, width: int, digits: int = 0) -> str:
+    """A figure in the row's unit: TB/s with two decimals, TFLOPS with `digits`."""
+    return f"{value:>{width}.{2 if row.unit == 'TB/s' else digits}f}"
 
 
 def _verdict(row: Row, value: float, ratio: float, predicted: dict, table) -> str:

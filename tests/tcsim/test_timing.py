@@ -169,3 +169,85 @@ def test_long_vector_add_reaches_hbm_bandwidth():
     assert r.bytes["hbm"] == 3 * 4 * n
     assert r.roofline_bound == "memory"
     assert achieved >= 0.9, achieved
+
+
+# ----------------------------------------------------------------------------- DMA transfers
+
+def _hit_beside_miss(cfg, second="B"):
+    """A is loaded once (into L2), then again (an L2 hit) followed by a load of
+    `second` (B: from HBM; A: another L2 hit)."""
+    p = program(f"""
+        DMA.LD X, A[0, 0] box=64x64 signal=warm[0]
+        SEM.WAIT warm[0], 0
+        DMA.LD X, A[0, 0] box=64x64
+        DMA.LD Y, {second}[0, 0] box=64x64
+        HALT""", params=["A tensor float32 [64, 64]", "B tensor float32 [64, 64]"],
+                bufs=["X SMEM float32 [64, 64]", "Y SMEM float32 [64, 64]"], sems=["warm 1"])
+    return timing(p, ((64, 64), "float32"), ((64, 64), "float32"), cfg=cfg)
+
+
+WIDE = TINY.with_(port_bytes_per_clk=128.0)      # the port exceeds HBM's 64 B/clk
+
+
+def test_a_dma_engine_moves_its_transfers_in_flight_at_once():
+    """With two transfers in flight, an L2 hit and an HBM miss of one engine overlap
+    (each at half the port, 64 B/clk: the miss, dispatched one scalar cycle after the
+    hit, ends 256 + C cycles after the hit started) where one at a time takes the hit
+    at the port rate and then the miss at HBM's (128 + 256 cycles)."""
+    nbytes = 64 * 64 * 4
+    one = _hit_beside_miss(WIDE)
+    two = _hit_beside_miss(WIDE.with_(dma_transfers=2))
+    assert one.cycles - two.cycles == pytest.approx(
+        nbytes / 128 + nbytes / 64 - (nbytes / 64 + C))
+    # the first (cold) load moves at min(port / 2, HBM) either way: 64 B/clk
+    assert one.bytes == two.bytes
+
+
+def test_transfers_in_flight_share_their_engine_port():
+    """Two L2 hits are port-bound: moving both at once (half the port each) takes as
+    long as one after the other, but for the scalar cycle between their dispatches,
+    in which the first moves alone at its share (half the port: the share is static,
+    the conservative side)."""
+    one = _hit_beside_miss(WIDE, second="A")
+    two = _hit_beside_miss(WIDE.with_(dma_transfers=2), second="A")
+    assert two.cycles == pytest.approx(one.cycles + C)
+
+
+# ----------------------------------------------------------------------------- two consumers
+
+def _consumers(pingpong: bool):
+    """Two consumer pipelines of one block over one shared K tile, each a multiply,
+    a softmax-sized run of vector work (8 x 64 cycles) and a second multiply. In
+    ping-pong order (both first multiplies, then each consumer's softmax and second
+    multiply: the order a schedule's `order=` gives the one instruction stream) or
+    one consumer after the other."""
+    def softmax(c):
+        ops = [f"VEC.MOV P{c}, S{c} shape=64x64" for _ in range(8)]
+        ops[0] += f" wait=s[{c}]@0"
+        ops[-1] += f" signal=v[{c}]"
+        return ops
+    first = [f"MMA S{c}, Q, K signal=s[{c}]" for c in (0, 1)]
+    second = [f"MMA O{c}, P{c}, K wait=v[{c}]@0" for c in (0, 1)]
+    if pingpong:
+        body = first + softmax(0) + [second[0]] + softmax(1) + [second[1]]
+    else:
+        body = [first[0]] + softmax(0) + [second[0], first[1]] + softmax(1) + [second[1]]
+    bufs = ["Q SMEM bfloat16 [64, 64]", "K SMEM bfloat16 [64, 64]"]
+    for c in (0, 1):
+        bufs += [f"S{c} RF float32 [64, 64]", f"P{c} RF bfloat16 [64, 64]",
+                 f"O{c} RF float32 [64, 64]"]
+    return timing(program("\n".join(body + ["HALT"]), bufs=bufs, sems=["s 2", "v 2"]))
+
+
+def test_two_consumers_in_ping_pong_hide_each_others_softmax():
+    """The softmax of one consumer runs on the vector engine while the tensor core
+    multiplies for the other (FlashAttention-3's and FlashMLA's two warpgroups): the
+    block is bound by its four multiplies, where one consumer after the other adds
+    both softmaxes to them."""
+    vec = 8 * 64 * 64 / TINY.vec_elems_per_clk
+    pingpong, serial = _consumers(True), _consumers(False)
+    assert vec == MMA_CYCLES
+    bound = 4 * MMA_CYCLES
+    slack = TINY.mma_latency + TINY.vec_latency + 40 * C
+    assert bound <= pingpong.cycles <= bound + slack
+    assert serial.cycles >= bound + 2 * vec

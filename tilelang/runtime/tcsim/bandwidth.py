@@ -169,6 +169,8 @@ class L2:
         """A cache holding what this one holds, with its counters at zero: the next grid
         of a kernel finds in L2 what the previous one left there (a copy, so that a
         grid simulated again at another clock starts from the same contents)."""
+        for name in list(self.pending):            # the deferred touches first
+            self._flush(name)
         new = L2(self.capacity * self.sector, self.sector)
         new.clock = self.clock
         new.maps = {k: v.copy() for k, v in self.maps.items()}

@@ -49,9 +49,10 @@ class Engine:
     has its own in-order queue, and the engine starts the first ready queue head it finds
     (round robin), as a core's schedulers pick among ready warps."""
     __slots__ = ("index", "name", "phys", "slots", "busy_until", "data_active", "busy",
-                 "stall_sem", "stall_bw", "waiting", "wait_since", "seen", "rr", "queued")
+                 "stall_sem", "stall_bw", "waiting", "wait_since", "seen", "rr", "queued",
+                 "transfers", "max_transfers", "data_since", "data_moved")
 
-    def __init__(self, index: int, phys: int):
+    def __init__(self, index: int, phys: int, max_transfers: int = 1):
         self.index = index
         self.name = ENGINE_NAMES[index]
         self.phys = phys
@@ -66,6 +67,12 @@ class Engine:
         self.seen: dict = {}
         self.rr = 0
         self.queued = 0             # bit k: slot k's queue for this engine is not empty
+        # a DMA engine moves up to `max_transfers` data phases at once (`data_active`:
+        # all of them taken); `data_since` / `data_moved`: the current busy period
+        self.transfers = 0
+        self.max_transfers = max_transfers
+        self.data_since = 0.0
+        self.data_moved = 0
 
 
 class Core:

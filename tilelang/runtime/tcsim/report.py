@@ -32,7 +32,9 @@ class Report:
     blocks_per_core: int = 1        # resident at once (memory and config permitting)
     instructions: int = 0
     issued_flops: float = 0.0       # whole MMA tiles, padding of ragged tiles included
-    clock_ghz: float = 0.0          # the run's effective clock (the config's clock model)
+    clock_ghz: float = 0.0          # the clock the run was simulated at (the clock model)
+    duty_clock_ghz: float = 0.0     # the clock its tensor-core duty implies (within the
+                                    # re-run tolerance of clock_ghz)
     nominal_clock_ghz: float = 0.0
     calibrated: bool = True         # False: the config has no published calibration
 
@@ -116,7 +118,9 @@ def build_report(sim) -> Report:
         stalls["drain"] += c.stall["drain"]
     l2 = sim.l2
     accesses = l2.hits + l2.misses
-    clock = cfg.effective_clock_ghz(busy["MMA"])
+    # the clock the cycles were simulated at (its bandwidths per cycle follow it); the
+    # clock the run's tensor-core duty implies decides whether it runs again (sim.run)
+    clock = sim.clock_ghz
     time_s = cycles / (clock * 1e9)
     return Report(
         config=cfg.name, cycles=cycles, time_s=time_s, flops=flops,
@@ -130,6 +134,7 @@ def build_report(sim) -> Report:
         waves=math.ceil(len(sim.order) / (cores * sim.resident)), cores=cores,
         blocks_per_core=sim.resident, instructions=sim.instructions,
         issued_flops=sum(sim.flops.values()), clock_ghz=clock,
+        duty_clock_ghz=cfg.effective_clock_ghz(busy["MMA"]),
         nominal_clock_ghz=cfg.clock_ghz, calibrated=cfg.calibrated)
 
 
@@ -165,4 +170,5 @@ def sequence(reports: list, cfg) -> Report:
         instructions=sum(r.instructions for r in reports),
         issued_flops=sum(r.issued_flops for r in reports),
         clock_ghz=weighted(lambda r: r.clock_ghz), nominal_clock_ghz=cfg.clock_ghz,
+        duty_clock_ghz=weighted(lambda r: r.duty_clock_ghz),
         calibrated=reports[0].calibrated)

@@ -59,6 +59,9 @@ class MachineConfig:
     scalar_cycles: int = 1
     queue_depth: int = 8
     issue_interval: int = 1            # cycles an engine needs between two instructions
+    # data phases one DMA engine moves at once (a TMA unit keeps several transfers in
+    # flight, each from its own pool: an L2 hit beside an HBM stream); 1: one at a time
+    dma_transfers: int = 1
     block_launch_cycles: int = 0       # a core's gap between two blocks
     max_blocks_per_core: int = 1       # resident blocks, if their memory fits
     # registers each thread of a block holds besides its fragments (addresses, indices,
@@ -171,7 +174,7 @@ def _validate(c: MachineConfig) -> None:
     need(isinstance(c.name, str) and c.name, "needs a name")
     for name in ("cores", "atom_m", "atom_n", "atom_k_bytes", "vec_elems_per_clk",
                  "l2_bytes", "queue_depth", "scalar_cycles", "issue_interval",
-                 "max_blocks_per_core", "l2_sector_bytes"):
+                 "max_blocks_per_core", "l2_sector_bytes", "dma_transfers"):
         v = getattr(c, name)
         need(isinstance(v, int) and v > 0, f"{name} must be a positive integer, not {v!r}")
     for name in ("mma_latency", "vec_latency", "dma_latency", "block_launch_cycles",
@@ -218,6 +221,9 @@ H100_LIKE = MachineConfig(
     # L2: the measured 5.5-7 TB/s, not the 12 TB/s that once stood in for multicast
     hbm_bytes_per_s=3.35e12, l2_bytes_per_s=6.5e12, l2_bytes=50 * MB,
     port_bytes_per_clk=128.0, dma_latency=600, l2_latency=260,
+    # one transfer at a time per DMA engine: with two, the memory-bound DeepGEMM row
+    # reaches the streaming rate its real kernel does not (docs/tcsim.md, Fidelity)
+    dma_transfers=1,
     levels=_levels(SMEM=227 * KB, RF=256 * KB),
     dma_levels=("SMEM", "RF"), mma_ab_levels=("SMEM", "RF"), mma_c_levels=("RF",),
     vec_levels=("SMEM", "RF"), queue_depth=8, block_launch_cycles=200,
