@@ -1,4 +1,6 @@
-"""The EP kernels compile once in the test process; the ranks then hit the disk cache."""
+"""The kernels the ranks run (the EP collectives, the ring test's, the MoE example's
+grouped GEMM) compile once in the test process; the ranks then hit the disk cache
+instead of each compiling them at once."""
 import os
 import sys
 
@@ -15,3 +17,9 @@ def ep_kernels():
         dispatch_kernels(dt)
     for dt in ("bfloat16", "float32"):
         combine_kernels(dt)
+    import tilelang
+    here = os.path.dirname(os.path.abspath(__file__))
+    root = os.path.dirname(os.path.dirname(here))
+    for path in (os.path.join(here, "kernels", "ring.tl"),
+                 os.path.join(root, "examples", "moe", "grouped_gemm.tl")):
+        tilelang.compile(path)

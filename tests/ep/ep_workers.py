@@ -212,7 +212,6 @@ def scenario_dies():
     raise AssertionError("no error")
 
 
-
 def scenario_ring():
     """The multi-rank primitives in one kernel (kernels/ring.tl)."""
     import tilelang

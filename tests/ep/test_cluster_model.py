@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from tilelang.ep.cluster.model import deepep_logical_bytes, simulate, token_bytes
+from tilelang.ep.cluster.replay import _Generations, replay, replay_events
 from tilelang.ep.cluster.spec import KINDS, ClusterSpec, Link
 from tilelang.ep.cluster.traffic import build
 from tilelang.ep.errors_eplb import EPError
@@ -160,3 +161,33 @@ def test_shared_memory_charges_the_copying_rank():
     assert c.pool_bytes[0, out] == 300 + 400 and c.pool_bytes[1, out] == 200 + 100
     assert c.messages == 5 + 2
     assert c.time == pytest.approx(1.1)
+
+
+def same_replay(a, b) -> bool:
+    return a.time == b.time and all(np.array_equal(x, y) for x, y in (
+        (a.finish, b.finish), (a.pool_bytes, b.pool_bytes), (a.pool_busy, b.pool_busy)))
+
+
+@settings(max_examples=40, deadline=None)
+@given(routings(), st.sampled_from(["flat", "hierarchical"]),
+       st.sampled_from(["dispatch", "combine"]), st.integers(1, 5),
+       st.sampled_from(["port", "local"]))
+def test_replay_by_generations_is_the_event_simulation_bit_for_bit(case, routing, collective,
+                                                                  chunk, self_copies):
+    spec, dest = case
+    spec = spec.with_(self_copies=self_copies)
+    msgs = build(dest, spec, collective, routing, 100, chunk)
+    fast = _Generations(msgs, spec.bandwidths()).run()
+    assert fast is not None            # finite links: nothing arrives when it is sent
+    assert same_replay(fast, replay_events(msgs, spec.bandwidths()))
+
+
+def test_an_instant_copy_hands_over_to_the_event_simulation():
+    """A local copy engine of infinite bandwidth and no latency: a copy arrives when it
+    is sent, so only the events can order what follows it."""
+    spec = TWO.with_(self_copies="local", local=Link(float("inf"), 0.0))
+    for collective in ("dispatch", "combine"):
+        msgs = build(DEST, spec, collective, "flat", 100, 1)
+        assert _Generations(msgs, spec.bandwidths()).run() is None
+        assert same_replay(replay(msgs, spec.bandwidths()),
+                           replay_events(msgs, spec.bandwidths()))

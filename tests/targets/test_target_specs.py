@@ -125,10 +125,13 @@ def test_cpu_peaks_come_from_the_host_memo():
     assert targets.get("cpu:znver4").roofline_peaks("float32") is None   # a cross target
 
 
-def test_single_rank_targets_and_default_index_inputs():
+def test_rank_spanning_targets_and_default_index_inputs():
+    # cpu launches run in every rank's process (kernels reach peers' heaps); tcsim
+    # models one device
+    assert targets.get("cpu").launches_over_ranks is True
+    assert targets.get("tcsim").launches_over_ranks is False
     for spec in ("cpu", "tcsim"):
         target = targets.get(spec)
-        assert target.launches_over_ranks is False
         got = target.make_index_input(np.random.default_rng(0), (3, 4), "int32")
         # small non-negative values, never all zeros (realistic ones: tilec run --index)
         assert got.dtype == np.int32 and got.shape == (3, 4) and got.any()

@@ -85,3 +85,37 @@ def test_unknown_targets_list_every_registered_one(cli, vadd_file):
     result = cli("compile", vadd_file, "--target", "gpu")
     assert result.exit_code == 1 and "error[TL0705]" in result.stderr
     assert "toy" in result.stderr and "tcsim[:CONFIG]" in result.stderr
+
+
+RANKS = '''import tilelang.language as T
+
+N = T.dynamic("N")
+
+
+@T.prim_func
+def shift(x: T.Tensor((N,), "float32"), y: T.Tensor((N,), "float32")):
+    with T.Kernel(1) as bx:
+        T.get_block(T.address_of(x[0]), T.address_of(y[0]), N, src_pe=1)
+'''
+
+
+@dataclass(frozen=True)
+class RankedToy(ToyTarget):
+    name = "ranked"
+    syntax = "ranked"
+    launches_over_ranks = True
+
+
+def test_multi_rank_kernels_need_a_target_that_launches_over_ranks(cli, tmp_path,
+                                                                   monkeypatch):
+    path = tmp_path / "shift.tl"
+    path.write_text(RANKS)
+    refused = cli("compile", path, "--target", "toy")
+    assert refused.exit_code == 1 and "error[TL0902]" in refused.stderr
+    assert "the toy target does not model" in refused.stderr
+    assert "shift.tl:9:9" in refused.stderr          # the T.get_block
+    assert "--target cpu" in refused.stderr           # the registered targets that can
+    monkeypatch.setitem(targets.REGISTRY, "ranked", f"{__name__}:RankedToy")
+    assert "--target ranked" in cli("compile", path, "--target", "toy").stderr
+    taken = cli("compile", path, "--target", "ranked")   # the hook, not the name, decides
+    assert taken.exit_code == 0 and taken.stdout == "shift: \n", taken.output

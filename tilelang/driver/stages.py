@@ -101,12 +101,35 @@ def compile_module(module, options, timings: list | None = None):
     """Lower `module` (the parsed IR) and generate the target's code: what its emitters,
     `artifact` and `library` take. `timings` collects (stage, seconds) for `--stats`."""
     import time
+    check_ranks(module, options.target)
     lowered = lower(module, options, timings=timings)
     start = time.perf_counter()
     compiled = options.target.codegen(lowered, options)
     if timings is not None:
         timings.append(("codegen", time.perf_counter() - start))
     return compiled
+
+
+def check_ranks(module, target) -> None:
+    """A kernel that asks for its rank or reaches a peer compiles only for a target
+    whose launches span ranks (`Target.launches_over_ranks`): TL0902 at the first such
+    statement otherwise."""
+    from ..diagnostics import Label
+    from ..diagnostics.codes_ranks import NO_RANKS_ON_TARGET
+    from ..ir.nodes import first_rank_use
+    from ..targets import REGISTRY, target_class
+    if target.launches_over_ranks:
+        return
+    for f in module.funcs:
+        use = first_rank_use(f.body)
+        if use is None:
+            continue
+        able = [f"--target {n}" for n in REGISTRY if target_class(n).launches_over_ranks]
+        raise TileLangError(Diagnostic(
+            NO_RANKS_ON_TARGET, f"kernel {f.name!r} uses ranks or peer memory, which the "
+            f"{target.name} target does not model",
+            primary=Label.from_span(use.span) if use.span.line else None,
+            help=f"compile multi-rank kernels for {' or '.join(able) or 'another target'}"))
 
 
 def memory_report(module, options):

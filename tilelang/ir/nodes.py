@@ -560,6 +560,17 @@ class AtomicFetch(Stmt):
 RANK_STMTS = (PeerCopy, SignalOp, Wait, Barrier)
 
 
+def first_rank_use(node: Node) -> Node | None:
+    """The first rank query or multi-rank statement under `node` (pre-order), if any:
+    such a kernel needs a target whose launches span ranks."""
+    from .visitor import walk
+    for n in walk(node):
+        if isinstance(n, RANK_STMTS + (AtomicFetch,)) or (
+                isinstance(n, Call) and n.name in RANK_QUERIES):
+            return n
+    return None
+
+
 # ----------------------------------------------------------------------------- functions
 
 @dataclass(frozen=True)
@@ -625,4 +636,4 @@ class Module(Node):
         raise KeyError(name)
 
 
-__all__ = ["Span", "Node", "Expr", "Const", "Var", "Binary", "Unary", "Call", "Cast", "Select", "Buffer", "Load", "Stmt", "Seq", "Let", "Alloc", "Store", "Atomic", "For", "If", "Region", "Copy", "Gemm", "Fill", "Reduce", "TileAtomic", "Prefetch", "Kernel", "PrimFunc", "Module", "Access", "Effects", "loads_in", "ACCESS_MODES", "NO_SPAN", "PeerCopy", "SignalOp", "Wait", "Barrier", "AtomicFetch", "RANK_STMTS", "RANK_QUERIES", "SIGNAL_OPS", "WAIT_CMPS", "BINARY_OPS", "COMPARISONS", "INTRINSICS", "SCOPES", "ATOMIC_OPS", "LOOP_KINDS", "REDUCE_KINDS"]
+__all__ = ["Span", "Node", "Expr", "Const", "Var", "Binary", "Unary", "Call", "Cast", "Select", "Buffer", "Load", "Stmt", "Seq", "Let", "Alloc", "Store", "Atomic", "For", "If", "Region", "Copy", "Gemm", "Fill", "Reduce", "TileAtomic", "Prefetch", "Kernel", "PrimFunc", "Module", "Access", "Effects", "loads_in", "ACCESS_MODES", "NO_SPAN", "PeerCopy", "SignalOp", "Wait", "Barrier", "AtomicFetch", "RANK_STMTS", "first_rank_use", "RANK_QUERIES", "SIGNAL_OPS", "WAIT_CMPS", "BINARY_OPS", "COMPARISONS", "INTRINSICS", "SCOPES", "ATOMIC_OPS", "LOOP_KINDS", "REDUCE_KINDS"]

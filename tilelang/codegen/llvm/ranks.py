@@ -13,8 +13,8 @@ from __future__ import annotations
 from llvmlite import ir
 
 from ... import dtypes
-from ...ir.nodes import (AtomicFetch, Barrier, Call, Const, PeerCopy, RANK_QUERIES, RANK_STMTS,
-                         SignalOp, Wait, WAIT_CMPS)
+from ...ir.nodes import (AtomicFetch, Barrier, Const, PeerCopy, RANK_STMTS, SignalOp, Wait,
+                         WAIT_CMPS, first_rank_use)
 from ...ir.visitor import walk
 from ...runtime.ranks import table as T
 from . import convert
@@ -29,8 +29,7 @@ _SLEEP_US = 50
 
 
 def uses_ranks(func) -> bool:
-    return any(isinstance(n, RANK_STMTS + (AtomicFetch,)) or
-               (isinstance(n, Call) and n.name in RANK_QUERIES) for n in walk(func.body))
+    return first_rank_use(func.body) is not None
 
 
 def rank_sites(func) -> list:

@@ -40,7 +40,6 @@ def compile_module(module, config=DEFAULT_CONFIG, *, raster: int = 0,
         raise TileLangError(Diagnostic(UNKNOWN_CONFIG, str(e))) from None
     out = {}
     for f in module.funcs:
-        _reject_ranks(f)
         progs = [compile_func(f, cfg, raster=raster, cluster=cluster, grid=g)
                  for g in range(len(f.grids()))]
         for prog in progs:
@@ -51,23 +50,6 @@ def compile_module(module, config=DEFAULT_CONFIG, *, raster: int = 0,
                     "use smaller tiles or fewer pipeline stages"))) from None
         out[f.name] = Artifact(progs[0], cfg.name, tuple(progs[1:]))
     return out
-
-
-def _reject_ranks(f) -> None:
-    """Multi-rank kernels run on the CPU target only (a multi-device tcsim is future
-    work): a clear diagnostic at the first rank query or peer operation."""
-    from ...diagnostics import Label
-    from ...diagnostics.codes_ranks import NO_RANKS_ON_TARGET
-    from ...ir.nodes import AtomicFetch, Call, RANK_QUERIES, RANK_STMTS
-    from ...ir.visitor import walk
-    for n in walk(f.body):
-        if isinstance(n, RANK_STMTS + (AtomicFetch,)) or (
-                isinstance(n, Call) and n.name in RANK_QUERIES):
-            label = Label.from_span(n.span) if n.span.line else None
-            raise TileLangError(Diagnostic(
-                NO_RANKS_ON_TARGET, f"kernel {f.name!r} uses ranks or peer memory, which "
-                "the tcsim target does not model", primary=label,
-                help="compile multi-rank kernels for `--target cpu`"))
 
 
 def _cluster_dims(cluster) -> tuple[int, int, int]:

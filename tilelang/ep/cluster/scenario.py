@@ -17,7 +17,7 @@ from ..errors_eplb import EPError
 from ..placement import ExpertPlacement
 from ..trace import RoutingTrace, generate
 from .model import CollectiveResult, replay_messages, token_bytes
-from .traffic import build, pairs
+from .traffic import chunking, pairs
 from .spec import ClusterSpec
 
 PAD_ROWS = 128          # a grouped GEMM pads each expert's rows to its block (DeepGEMM)
@@ -125,8 +125,10 @@ def run(spec: ClusterSpec, work: Workload, trace: RoutingTrace | None = None,
         dest = placement.dest
         triples = pairs(dest, spec)
         for routing in routings:
+            chunks = chunking(dest, spec, routing, work.chunk, triples)
+
             def collective(kind, nbytes, msgs=None):
-                msgs = msgs or build(dest, spec, kind, routing, 1.0, work.chunk, triples)
+                msgs = msgs or chunks.messages(kind, 1.0)
                 return msgs, replay_messages(msgs.with_token_bytes(nbytes), spec, kind,
                                              routing)
             d_msgs, dispatch = collective("dispatch", d_bytes)

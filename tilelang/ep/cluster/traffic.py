@@ -75,14 +75,35 @@ def build(dest, spec: ClusterSpec, collective: str, routing: str, token_bytes: f
     spec)` when the caller has them already."""
     if collective not in COLLECTIVES:
         raise EPError(f"collective must be one of {COLLECTIVES}, not {collective!r}")
+    return chunking(dest, spec, routing, chunk, triples).messages(collective, token_bytes)
+
+
+@dataclass
+class Chunking:
+    """The chunks of a routing, which dispatch and combine share (combine sends the
+    same messages the other way): `messages()` makes either collective's."""
+    spec: ClusterSpec
+    flat: bool
+    parts: dict
+
+    def messages(self, collective: str, token_bytes: float) -> Messages:
+        if collective not in COLLECTIVES:
+            raise EPError(f"collective must be one of {COLLECTIVES}, not {collective!r}")
+        make = _flat_messages if self.flat else _hierarchical_messages
+        return _assemble(make(self.parts, self.spec, collective), token_bytes)
+
+
+def chunking(dest, spec: ClusterSpec, routing: str, chunk: int, triples=None) -> Chunking:
+    """The chunks of `routing` (flat / hierarchical) for `dest`, `chunk` tokens a
+    message; `triples` = `pairs(dest, spec)` when the caller has them already."""
     if routing not in ROUTINGS:
         raise EPError(f"routing must be one of {ROUTINGS}, not {routing!r}")
     if not (isinstance(chunk, (int, np.integer)) and chunk >= 1):
         raise EPError(f"chunk must be a positive number of tokens, not {chunk!r}")
     s, t, d = pairs(dest, spec) if triples is None else triples
     flat = routing == "flat" or spec.nodes == 1
-    parts = (_flat if flat else _hierarchical)(s, t, d, spec, chunk, collective)
-    return _assemble(parts, token_bytes)
+    return Chunking(spec, flat, (_flat_chunks if flat else _hierarchical_chunks)(
+        s, t, d, spec, chunk))
 
 
 def _chunk_keys(group, ngroups: int, chunk: int):
@@ -98,15 +119,20 @@ def _chunk_keys(group, ngroups: int, chunk: int):
     return group * most + pos // chunk, most
 
 
-def _flat(s, t, d, spec: ClusterSpec, chunk: int, collective: str):
+def _flat_chunks(s, t, d, spec: ClusterSpec, chunk: int) -> dict:
     ranks = spec.ranks
     key, most = _chunk_keys(s * ranks + d, ranks * ranks, chunk)
     key, count = np.unique(key, return_counts=True)
-    src, dst, c = key // most // ranks, key // most % ranks, key % most
+    return dict(count=count, src=key // most // ranks, dst=key // most % ranks,
+                c=key % most)
+
+
+def _flat_messages(ch: dict, spec: ClusterSpec, collective: str) -> dict:
+    ranks, src, dst = spec.ranks, ch["src"], ch["dst"]
     a, b = (src, dst) if collective == "dispatch" else (dst, src)
     hop0, hop1, latency = _route(a, b, spec, rdma=spec.node_of(a) != spec.node_of(b))
-    out = dict(tokens=count, hop0=hop0, hop1=hop1, latency=latency,
-               priority=c * ranks + (dst - src) % ranks, edges=None)
+    out = dict(tokens=ch["count"], hop0=hop0, hop1=hop1, latency=latency,
+               priority=ch["c"] * ranks + (dst - src) % ranks, edges=None)
     if collective == "combine" and spec.shared_memory:
         out = _with_reduce(out, src, spec)
     return out
@@ -127,7 +153,7 @@ def _with_reduce(part, owner, spec: ClusterSpec):
                 edges=(np.arange(n), n + owner))
 
 
-def _hierarchical(s, t, d, spec: ClusterSpec, chunk: int, collective: str):
+def _hierarchical_chunks(s, t, d, spec: ClusterSpec, chunk: int) -> dict:
     nodes, local = spec.nodes, spec.local_ranks
     node = d // local
     # the (source, token, node) pairs: one RDMA-stage copy each
@@ -144,24 +170,29 @@ def _hierarchical(s, t, d, spec: ClusterSpec, chunk: int, collective: str):
     # the (source, token, rank) pairs: one intra-node copy each, grouped per RDMA chunk
     f_key, f_count = np.unique(nkey[which] * local + d % local, return_counts=True)
     f_parent = np.searchsorted(r_key, f_key // local)
-    f_dest = r_node[f_parent] * local + f_key % local
-    f_from = forwarder[f_parent]
-    f_prio = r_prio[f_parent] + (f_key % local - me[f_parent]) % local
-    nr = len(r_key)
-    no_rdma = np.zeros(len(f_key), dtype=bool)
+    return dict(r_count=r_count, r_src=r_src, r_node=r_node, home=home,
+                forwarder=forwarder, r_prio=r_prio, f_count=f_count, f_parent=f_parent,
+                f_dest=r_node[f_parent] * local + f_key % local, f_from=forwarder[f_parent],
+                f_prio=r_prio[f_parent] + (f_key % local - me[f_parent]) % local)
+
+
+def _hierarchical_messages(ch: dict, spec: ClusterSpec, collective: str) -> dict:
+    nr, nf = len(ch["r_count"]), len(ch["f_count"])
+    no_rdma = np.zeros(nf, dtype=bool)
+    rdma = ch["r_node"] != ch["home"]
     if collective == "dispatch":
-        r_hops = _route(r_src, forwarder, spec, rdma=r_node != home)
-        f_hops = _route(f_from, f_dest, spec, rdma=no_rdma)
-        edges = (f_parent, nr + np.arange(len(f_key)))          # chunk -> its forwards
+        r_hops = _route(ch["r_src"], ch["forwarder"], spec, rdma=rdma)
+        f_hops = _route(ch["f_from"], ch["f_dest"], spec, rdma=no_rdma)
+        edges = (ch["f_parent"], nr + np.arange(nf))            # chunk -> its forwards
     else:
-        r_hops = _route(forwarder, r_src, spec, rdma=r_node != home)
-        f_hops = _route(f_dest, f_from, spec, rdma=no_rdma)
-        edges = (nr + np.arange(len(f_key)), f_parent)          # contributions -> chunk
-    return dict(tokens=np.concatenate([r_count, f_count]),
+        r_hops = _route(ch["forwarder"], ch["r_src"], spec, rdma=rdma)
+        f_hops = _route(ch["f_dest"], ch["f_from"], spec, rdma=no_rdma)
+        edges = (nr + np.arange(nf), ch["f_parent"])            # contributions -> chunk
+    return dict(tokens=np.concatenate([ch["r_count"], ch["f_count"]]),
                 hop0=np.concatenate([r_hops[0], f_hops[0]]),
                 hop1=np.concatenate([r_hops[1], f_hops[1]]),
                 latency=np.concatenate([r_hops[2], f_hops[2]]),
-                priority=np.concatenate([r_prio, f_prio]), edges=edges)
+                priority=np.concatenate([ch["r_prio"], ch["f_prio"]]), edges=edges)
 
 
 def _route(a, b, spec: ClusterSpec, rdma):

@@ -27,6 +27,7 @@ class CpuTarget(Target):
              EmitKind("so", ".so", False, "a shared library and its C header (OUT.h)"))
     default_kind = "so"
     cacheable = True
+    launches_over_ranks = True      # each rank is a process; kernels reach peers' heaps
 
     # ------------------------------------------------------------------ spec
 

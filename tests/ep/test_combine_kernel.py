@@ -1,0 +1,58 @@
+"""combine.tl's `combine_reduce` on its own, in one process: every source row lives in this
+rank's heap (src_pe 0), so one token can have any number of sources — none, one, two,
+more than the kernel stages at once — and the hidden size can end inside a block. The
+result must equal numpy's fp32 sum in source order, rounded once to bf16, bit for bit."""
+import ml_dtypes
+import numpy as np
+import pytest
+
+from tilelang.ops.ep import combine_kernels
+from tilelang.runtime import ranks
+from tilelang.runtime.ranks import group as group_mod
+
+
+@pytest.fixture
+def solo(monkeypatch):
+    monkeypatch.setattr(group_mod, "_current", None)
+    g = ranks.init()
+    yield g
+    monkeypatch.setattr(group_mod, "_current", None)
+
+
+def reference(slots, base, x, w):
+    out_x = np.zeros((slots.shape[0], x.shape[1]), np.float32)
+    out_w = np.zeros((slots.shape[0], w.shape[1]), np.float32)
+    for t in range(slots.shape[0]):
+        first = True
+        for r in range(slots.shape[1]):
+            s = slots[t, r]
+            if s >= 0:
+                row = x[base[r] + s].astype(np.float32)
+                out_x[t] = row if first else out_x[t] + row
+                out_w[t] += w[base[r] + s]
+                first = False
+    return out_x.astype(ml_dtypes.bfloat16), out_w
+
+
+@pytest.mark.parametrize("hidden", [7, 512, 700, 1100])
+def test_sums_any_number_of_sources_in_source_order(solo, hidden):
+    rng = np.random.default_rng(hidden)
+    num_sources, topk = 19, 3                  # 19 > the 8 rows staged at once
+    counts = [0, 1, 2, 3, 8, 9, 17, 19]       # sources of token t
+    slots = np.full((len(counts), num_sources), -1, np.int32)
+    for t, c in enumerate(counts):
+        slots[t, rng.choice(num_sources, c, replace=False)] = t
+    base = (np.arange(num_sources) * len(counts)).astype(np.int32)
+    rows = num_sources * len(counts)
+    heap = solo.heap(rows * (hidden * 2 + topk * 4) + (1 << 16))
+    x = heap.alloc((rows, hidden), ml_dtypes.bfloat16)
+    x[:] = (rng.standard_normal((rows, hidden)) * 3).astype(ml_dtypes.bfloat16)
+    w = heap.alloc((rows, topk), np.float32)
+    w[:] = rng.random((rows, topk))
+    out_x = np.empty((len(counts), hidden), ml_dtypes.bfloat16)
+    out_w = np.empty((len(counts), topk), np.float32)
+    pe = np.zeros(num_sources, np.int32)
+    combine_kernels("bfloat16")["combine_reduce"](slots, pe, base, x, w, out_x, out_w)
+    ref_x, ref_w = reference(slots, base, x, w)
+    assert np.array_equal(out_x.view(np.uint16), ref_x.view(np.uint16))
+    np.testing.assert_allclose(out_w, ref_w, rtol=1e-6)
