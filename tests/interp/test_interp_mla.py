@@ -17,7 +17,7 @@ from tilelang.ops.mla.scheduler import schedule
 
 from mla.cases import make_case      # tests/mla (tests/ is on sys.path)
 
-TEXT = (kernels._HERE + "/mla_decode.tl")
+TEXT = kernels.SOURCE
 DEFINES = {"cpu": {"dtype": "bfloat16", "BLOCK_H": 16, "CAUSAL": False},
            "tcsim:tiny": {"dtype": "bfloat16", "BLOCK_H": 16, "CAUSAL": False,
                           "TILE_DTYPE": "bfloat16"}}
