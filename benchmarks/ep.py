@@ -9,7 +9,9 @@
 - mpi, 2 emulated hosts x 2 ranks: dispatch + combine beside mpi4py Alltoallv with
   numpy packing and unpacking of the same exchange. Target: >= 0.95x its speed.
 - mpi, 2 ranks on one host (the shared-memory path under mpiexec): >= 1.5x.
-Turns alternate between the sides; each figure is the slowest rank's median.
+Turns alternate between the sides; each figure is the slowest rank's median. The shm
+figures also print each side's CPU time a call (on a busy host wall times are mostly
+waits for a core) and the load average.
 """
 from __future__ import annotations
 
@@ -80,9 +82,15 @@ def main() -> None:
             ("combine bf16 (x = recv_x, in place)", "combine", r["bf16_bytes"], copy16, "bf16"),
             ("combine bf16 (x copied in)", "combine_copied_in", r["bf16_bytes"], copy16,
              "bf16")):
+        copy_key = "copy_fp8" if what == "fp8" else "copy_bf16"
+        cpu, cpu_base = r["cpu"][key], r["cpu"][copy_key]
         report("ep", f"shm {name} GB/s", gbs(nbytes, r[key]), "GB/s", baseline=base,
                baseline_name=f"numpy copy of the {what} bytes into the peer", higher_is_better=True,
-               target=0.8 * base, extra={**extra, "rows": r["rows"], "seconds": r[key]})
+               target=0.8 * base, extra={**extra, "rows": r["rows"], "seconds": r[key],
+                                         "cpu_seconds": cpu, "baseline_cpu_seconds": cpu_base,
+                                         "load_average": os.getloadavg()[0]})
+        print(f"    CPU time a call: {cpu * 1e3:.1f} ms, the copy {cpu_base * 1e3:.1f} ms: "
+              f"ratio {cpu_base / cpu:.2f}x (load average {os.getloadavg()[0]:.1f})")
     if args.skip_mpi:
         return
     for label, n, per_host, factor in (("mpi, 2 hosts x 2 ranks", 4, 2, 0.95),

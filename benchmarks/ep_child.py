@@ -23,22 +23,32 @@ def setup(group, num_tokens, hidden, num_topk, num_experts):
     return x, topk, weights
 
 
-def timed(group, fn) -> float:
+def timed(group, fn) -> tuple[float, float]:
+    """(wall seconds, this process's CPU seconds) of one call, between barriers."""
     group.barrier()
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     fn()
+    c1 = time.process_time()
     group.barrier()
-    return time.perf_counter() - t0
+    return time.perf_counter() - t0, c1 - c0
 
 
 def alternate(group, sides: dict, turns: int) -> dict:
+    """Each side's wall time, and under `cpu` its CPU time (a busy host stretches wall
+    times by the waits for a core; CPU time is what the side itself costs)."""
     times = {name: [] for name in sides}
+    cpu = {name: [] for name in sides}
     for _ in range(turns):
         for name, fn in sides.items():
-            times[name].append(timed(group, fn))
+            wall, used = timed(group, fn)
+            times[name].append(wall)
+            cpu[name].append(used)
     # every rank's median; the slowest rank sets the figure
     meds = {name: statistics.median(ts) for name, ts in times.items()}
-    return {name: max(v[name] for v in group.allgather(meds)) for name in sides}
+    cmeds = {name: statistics.median(ts) for name, ts in cpu.items()}
+    out = {name: max(v[name] for v in group.allgather(meds)) for name in sides}
+    out["cpu"] = {name: max(v[name] for v in group.allgather(cmeds)) for name in sides}
+    return out
 
 
 def shm_bench(group, args):

@@ -182,10 +182,12 @@ def test_replay_by_generations_is_the_event_simulation_bit_for_bit(case, routing
     assert same_replay(fast, replay_events(msgs, spec.bandwidths()))
 
 
-def test_an_instant_copy_hands_over_to_the_event_simulation():
-    """A local copy engine of infinite bandwidth and no latency: a copy arrives when it
-    is sent, so only the events can order what follows it."""
-    spec = TWO.with_(self_copies="local", local=Link(float("inf"), 0.0))
+@pytest.mark.parametrize("spec", [
+    TWO.with_(self_copies="local", local=Link(float("inf"), 0.0)),        # a copy
+    TWO.with_(nvlink=Link(float("inf"), 0.5), local=Link(4000.0, 0.25))])  # a port
+def test_an_instant_hop_hands_over_to_the_event_simulation(spec):
+    """A pool of infinite bandwidth (and, for copies, no latency): a message leaves it
+    the instant it arrives, so only the events can order what follows it."""
     for collective in ("dispatch", "combine"):
         msgs = build(DEST, spec, collective, "flat", 100, 1)
         assert _Generations(msgs, spec.bandwidths()).run() is None

@@ -64,16 +64,16 @@ class _Generations:
             if sent is None:
                 return None
             arrive = sent + msgs.latency[todo]
+            if not (arrive > ready[todo]).all():
+                return None             # an instant hop: the event order decides
             two = msgs.hop1[todo] >= 0
             done = arrive.copy()
             if two.any():
                 m1 = todo[two]
                 got = self._serve(m1, msgs.hop1[m1], arrive[two], self.dur1[m1], 1)
-                if got is None:
+                if got is None or not (got > arrive[two]).all():
                     return None
                 done[two] = got
-            if not (done > ready[todo]).all() or not (arrive > ready[todo]).all():
-                return None             # an instant hop: the event order decides
             finish[todo] = done
             todo = self._release(todo, done, ready, waiting)
         if (waiting > 0).any():
