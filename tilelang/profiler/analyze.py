@@ -74,14 +74,17 @@ def _jsonable(x):
 def profile(kernel_function, sizes: dict | None = None, scalars: dict | None = None,
             num_threads: int | None = None, warmup: float = 25, rep: float = 100,
             timers: bool = True, supply_type=TensorSupplyType.Auto,
-            seed: int = 0) -> ProfileReport:
+            seed: int = 0, index=None) -> ProfileReport:
     """Profile one launch of `kernel_function` on generated inputs (see the module
     docstring). `sizes` binds the symbolic sizes, `scalars` scalar parameters (default
-    1); `timers=False` skips the CPU timers build (no phase breakdown)."""
+    1), `index` how integer tensors are made ({"block_table": "paged:64"}: the kinds of
+    `tilec run --index`); `timers=False` skips the CPU timers build (no phase
+    breakdown)."""
     func = kernel_function._func()
     runner = runner_for(kernel_function.options)
     sizes = dict(sizes or {})
-    supply = InputSupply(func, supply_type, seed)
+    supply = InputSupply(func, supply_type, seed, target=kernel_function.options.target,
+                         index=index)
     args = supply.make(sizes, scalars=scalars)
     env = dict(sizes)
     env.update((p.name, a) for p, a in zip(func.params, args) if not hasattr(a, "shape"))
