@@ -13,7 +13,7 @@ the rules (rules.py), each citing its evidence.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from . import counts as counting
 from . import knobs as knob_reader
@@ -93,7 +93,8 @@ def profile(kernel_function, sizes: dict | None = None, scalars: dict | None = N
     measured = runner.measure(kernel_function, func, args, grid_counts, threads=threads,
                               warmup=warmup, rep=rep, timers=timers)
     ctx = Context(knob_reader.of_kernel(kernel_function), _pipelines(func), threads,
-                  str(kernel_function.options.target))
+                  str(kernel_function.options.target), _blocks_with(kernel_function, env),
+                  runner.block_steps(grid_counts[0].compute_dtype) if grid_counts else {})
     grids, advice = [], []
     for c, nbytes, time_s, facts, bars in measured.grids:
         peaks = runner.roofline_peaks(c.compute_dtype, threads)
@@ -102,8 +103,10 @@ def profile(kernel_function, sizes: dict | None = None, scalars: dict | None = N
         ev.bound = name_bound(ev)
         grids.append(ev)
         for a in advise(ev, ctx):
-            if len(grids) > 1 or len(measured.grids) > 1:
+            if len(measured.grids) > 1:
+                # a problem of one grid costs its share of that grid's time
                 a.evidence = f"grid {c.index}: {a.evidence}"
+                a.score *= time_s / measured.time_s if measured.time_s else 1.0
             advice.append(a)
     advice.sort(key=lambda a: -a.score)
     notes = list(measured.notes)
@@ -116,6 +119,33 @@ def profile(kernel_function, sizes: dict | None = None, scalars: dict | None = N
     return ProfileReport(func.name, str(kernel_function.options.target), shown, threads,
                          measured.time_s, measured.calls, grids, advice, measured.overhead,
                          notes)
+
+
+def _blocks_with(kernel_function, env: dict):
+    """defines -> the block count of each grid of the kernel elaborated with them (for
+    the same sizes), None when it does not elaborate: what a rule's resize would
+    launch, known without compiling."""
+    from ..decorators import KernelFunction
+    from ..diagnostics import TileLangError
+    from ..driver.options import normalize_defines
+    from ..ir.evaluate import NotConstant
+    base = kernel_function.options
+    seen: dict = {}
+
+    def blocks(defines: dict):
+        key = tuple(sorted(defines.items()))
+        if key not in seen:
+            variant = KernelFunction(pyfunc=kernel_function._pyfunc,
+                                     text=kernel_function._text,
+                                     filename=kernel_function._filename)
+            variant.options = replace(base, defines=normalize_defines(
+                {**base.defines_dict(), **defines}))
+            try:
+                seen[key] = [c.blocks for c in counting.count(variant._func(), env)]
+            except (TileLangError, NotConstant, ValueError, TypeError):
+                seen[key] = None
+        return seen[key]
+    return blocks
 
 
 def _pipelines(func) -> list:

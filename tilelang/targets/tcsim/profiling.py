@@ -82,7 +82,8 @@ class SimRunner(Runner):
 
 def sim_evidence(runtime_kernel, func, args, counts):
     """One timing-only simulation: tensors as (shape, dtype) except index tensors, whose
-    values steer addresses and loop bounds."""
+    values steer addresses and loop bounds. Each grid is read from its own report (the
+    simulator runs a kernel's grids one after another and keeps each one's report)."""
     from ... import dtypes
     from ...ir import nodes as ir
     from ...profiler.evidence import Measured
@@ -94,16 +95,18 @@ def sim_evidence(runtime_kernel, func, args, counts):
             sim_args.append(a)
     runtime_kernel(*sim_args, mode="timing")
     rep = runtime_kernel.last_report
-    c = counts[0]
-    facts = _sim_facts(rep, c)
-    bars = [(e, _engine_bar(rep, e, facts["active_core_share"])) for e in ENGINES
-            if rep.engine_busy.get(e, 0) > 0]
-    measured_bytes = rep.bytes.get("hbm", c.bytes) or c.bytes
-    notes = []
-    if len(counts) > 1:
-        notes.append("tcsim reports one launch: every grid is shown with the whole time")
-    return Measured(rep.time_s, [(c, measured_bytes, rep.time_s, facts, bars)
-                                 for c in counts], 1, notes)
+    parts = rep.grids or [rep]
+    if len(parts) != len(counts):       # cannot happen for a kernel the driver compiled
+        raise ValueError(f"the simulator reported {len(parts)} grids of a kernel with "
+                         f"{len(counts)}")
+    grids = []
+    for part, c in zip(parts, counts):
+        facts = _sim_facts(part, c)
+        bars = [(e, _engine_bar(part, e, facts["active_core_share"])) for e in ENGINES
+                if part.engine_busy.get(e, 0) > 0]
+        measured_bytes = part.bytes.get("hbm", c.bytes) or c.bytes
+        grids.append((c, measured_bytes, part.time_s, facts, bars))
+    return Measured(rep.time_s, grids, 1)
 
 
 def _sim_facts(rep, c) -> dict:
