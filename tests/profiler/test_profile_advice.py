@@ -85,9 +85,10 @@ def test_tcsim_report_figures():
 
 
 # ----------------------------------------------------------------------------- CPU
-# What the CPU tests assert is read from least times (each block's, each phase's) and
-# from block counts, so a busy host does not change it; the speed-up of following the
-# advice is measured by benchmarks/profile.py.
+# What the CPU tests assert is read from least times (the launch's, each block's, each
+# phase's), from block counts and from the fixed host peaks of conftest.py, so a busy
+# host does not change it; the speed-up of following the advice is measured by
+# benchmarks/profile.py.
 
 def test_block_too_small_to_amortise_packing_on_cpu():
     report = tilelang.compile(GEMM, defines={"BLOCK_M": 8, "BLOCK_N": 256,
@@ -105,7 +106,7 @@ def test_block_too_small_to_amortise_packing_on_cpu():
 def test_ragged_last_wave_on_cpu():
     """3 blocks on 2 threads: the advice is more, smaller blocks whose count divides
     among the threads — not merely a smaller BLOCK_M."""
-    sizes = {"M": 768, "N": 256, "K": 256}
+    sizes = {"M": 768, "N": 256, "K": 1024}      # blocks long against the launch
     defines = {"BLOCK_M": 256, "BLOCK_N": 256, "BLOCK_K": 256}
     report = tilelang.compile(GEMM, defines=defines).profile(sizes=sizes, num_threads=2,
                                                              rep=10)
@@ -227,3 +228,17 @@ def test_the_schedule_replays_the_runtimes():
     assert makespan([3.0, 1.0, 1.0, 1.0], 2, chunks_per_thread=4) == 3.0   # of one
     assert makespan([1.0] * 16, 2, chunks_per_thread=4) == 8.0
     assert makespan([], 4) == 0.0
+
+
+def test_time_outside_the_blocks_is_the_least_over_the_calls():
+    import numpy as np
+    from tilelang.profiler.timers import outside_blocks
+
+    def table(*spans):                      # (start, end) stamps of each block, in ticks
+        return np.array([[s, e, 0] for s, e in spans], np.int64)
+    # two threads' blocks overlap: 0-60 and 40-100 cover 100 ticks; a gap of 50 ticks
+    # between two grids is outside the blocks too
+    calls = [[table((0, 60), (40, 100)), table((150, 200))],      # 150 of 200 us covered
+             [table((0, 30), (30, 90)), table((90, 120))]]        # 120 of 400 us
+    assert outside_blocks(calls, [200e-6, 400e-6], 1e6) == pytest.approx(50e-6)
+    assert outside_blocks([], [], 1e6) == 0.0

@@ -36,6 +36,7 @@ class ProfileReport:
     advice: list                      # [Advice], best first
     overhead: float | None = None     # the CPU timers build's extra time (share)
     notes: list = field(default_factory=list)
+    median_s: float | None = None     # timed targets: the calls' median (time_s: least)
 
     @property
     def bound(self) -> str:
@@ -44,7 +45,8 @@ class ProfileReport:
 
     def to_dict(self) -> dict:
         return {"kernel": self.kernel, "target": self.target, "sizes": self.sizes,
-                "threads": self.threads, "time_s": self.time_s, "calls": self.calls,
+                "threads": self.threads, "time_s": self.time_s,
+                "median_s": self.median_s, "calls": self.calls,
                 "bound": self.bound, "grids": [g.to_dict() for g in self.grids],
                 "advice": [a.to_dict() for a in self.advice],
                 "timers_overhead": self.overhead, "notes": self.notes}
@@ -118,7 +120,7 @@ def profile(kernel_function, sizes: dict | None = None, scalars: dict | None = N
     shown = {s.name: sizes[s.name] for s in func.symbols if s.name in sizes}
     return ProfileReport(func.name, str(kernel_function.options.target), shown, threads,
                          measured.time_s, measured.calls, grids, advice, measured.overhead,
-                         notes)
+                         notes, measured.median_s)
 
 
 def _blocks_with(kernel_function, env: dict):

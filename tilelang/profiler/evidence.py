@@ -38,3 +38,6 @@ class Measured:
     calls: int = 1
     notes: list = field(default_factory=list)
     overhead: float | None = None  # the timers build's extra time, as a share
+    # a timed target: `time_s` is the least call (what the kernel takes when it has the
+    # cores), this the median of the calls (what a busy host gave it)
+    median_s: float | None = None

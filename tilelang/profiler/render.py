@@ -21,7 +21,9 @@ def text(report) -> str:
     sizes = ", ".join(f"{k}={v}" for k, v in report.sizes.items()) or "no symbolic sizes"
     where = report.target + (f", {report.threads} thread{'s' * (report.threads != 1)}"
                              if report.threads else "")
-    how = "simulated" if not report.threads else f"median of {report.calls}"
+    how = "simulated" if not report.threads else f"least of {report.calls} calls"
+    if report.threads and report.median_s:
+        how += f"; median {_time(report.median_s)}"
     lines = [f"{report.kernel} ({sizes}) on {where}",
              f"  time        {_time(report.time_s)}  ({how})"]
     for g in report.grids:

@@ -316,10 +316,13 @@ BOUNDS = ("compute", "memory", "latency/launch", "imbalance")
 def name_bound(ev) -> str:
     """imbalance when idle cores or threads cost the most, latency/launch when waiting
     on loads (or on the launch) does — when that loss is at least a fifth of the time
-    and at least half of what separates the kernel from its roofline; else compute or
-    memory, as the roofline puts it. Waiting counts only far from the roofline (at a
-    ceiling, engines wait because of it), and a streaming kernel (intensity far below
-    the ridge) is memory-bound unless a loss takes half its time."""
+    and at least a third of what separates the kernel from its roofline (the rest is
+    the compute or memory engine's own shortfall, which on a CPU holds a micro-kernel's
+    distance from the FMA peak: a loss larger than half of that is the one to name);
+    else compute or memory, as the roofline puts it. Waiting counts only far from the
+    roofline (at a ceiling, engines wait because of it), and a streaming kernel
+    (intensity far below the ridge) is memory-bound unless a loss takes half its
+    time."""
     r = ev.roofline
     waiting = max(ev.facts.get("latency_share") or 0.0, ev.facts.get("launch_share") or 0.0)
     losses = {"imbalance": ev.facts.get("imbalance_share") or 0.0,
@@ -328,4 +331,4 @@ def name_bound(ev) -> str:
     if r.kind == "memory" and r.intensity <= r.peaks.ridge / 4:
         return "memory" if loss < 0.5 else kind
     gap = max(0.0, 1.0 - r.fraction)
-    return kind if loss >= 0.2 and loss >= gap / 2 else r.kind
+    return kind if loss >= 0.2 and loss >= gap / 3 else r.kind

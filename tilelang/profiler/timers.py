@@ -245,6 +245,27 @@ def read(grid: TimedGrid, tables: list, timeline, threads: int, hz: float) -> Gr
                      [float(x) for x in block_s])
 
 
+def outside_blocks(calls: list, walls: list, hz: float) -> float:
+    """The least time a call spends outside its blocks — the launch, waking the
+    threads, returning — over the timed calls: each call's wall time (`walls`, s) less
+    the union of its blocks' [start, end) stamps over every grid (`calls`: per call,
+    each grid's timers table). A process that takes a core while a block runs
+    lengthens the block, not this."""
+    best = None
+    for tables, wall in zip(calls, walls):
+        stamps = sorted((int(row[START]), int(row[END])) for t in tables for row in t)
+        covered, reach = 0, None
+        for start, end in stamps:
+            if reach is None or start > reach:
+                covered += end - start
+            elif end > reach:
+                covered += end - reach
+            reach = end if reach is None else max(reach, end)
+        outside = max(0.0, wall - covered / hz)
+        best = outside if best is None else min(best, outside)
+    return best or 0.0
+
+
 def makespan(block_s, threads: int, chunks_per_thread: int = 1) -> float:
     """The time a launch of blocks taking `block_s` (in block order) needs on `threads`
     threads that each take the next chunk of blocks when they become free — the
@@ -290,7 +311,17 @@ def counter_hz() -> float:
     jit = _Jit("define i64 @now() {\n  %t = call i64 @llvm.readcyclecounter()\n"
                "  ret i64 %t\n}\ndeclare i64 @llvm.readcyclecounter()")
     now = ctypes.CFUNCTYPE(ctypes.c_int64)(jit.address("now"))
-    w0, c0 = time.perf_counter(), now()
-    time.sleep(0.02)
-    w1, c1 = time.perf_counter(), now()
+
+    def pair():
+        """(wall, counter) read together: of a few tries, the one whose counter reads
+        around the wall clock's are closest (no preemption between them)."""
+        best = None
+        for _ in range(8):
+            a, w, b = now(), time.perf_counter(), now()
+            if best is None or b - a < best[0]:
+                best = (b - a, w, (a + b) / 2)
+        return best[1], best[2]
+    w0, c0 = pair()
+    time.sleep(0.05)
+    w1, c1 = pair()
     return max(0.0, (c1 - c0) / (w1 - w0))
