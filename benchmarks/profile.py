@@ -162,7 +162,7 @@ def planted() -> list:
     return rows
 
 
-def _cpu_speedup(before, after, sizes, threads, turns: int = 21) -> tuple[float, float]:
+def _cpu_speedup(before, after, sizes, threads, turns: int = 61) -> tuple[float, float]:
     """(ratio of the least times, median of the turns' ratios) of plain calls of the two
     builds, in alternating turns whose first side alternates too."""
     from tilelang.profiler.supply import InputSupply

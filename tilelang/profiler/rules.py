@@ -127,7 +127,8 @@ def packing(ev, ctx: Context):
     value = ctx.knobs.value(role)
     now = f" (now {value})" if value is not None else ""
     evidence = f"{operand} packing {_pct(share)} of time{now}"
-    resize = _best_resize(ev, ctx, [(role, f) for f in (2, 4, 8)])
+    # at most 4x: a block that grows further outgrows the caches the model cannot see
+    resize = _best_resize(ev, ctx, [(role, f) for f in (2, 4)])
     if resize is None:
         if ctx.knobs.change(role, 1):           # settable, yet no size predicted faster
             return None
@@ -217,7 +218,7 @@ def _best_resize(ev, ctx: Context, candidates):
             blocks = ctx.blocks_with(defines) if defines and size != value else None
             if not blocks or ev.index >= len(blocks):
                 continue
-            per_block = _block_time(ev, role, _granules(size, step) / _granules(value, step))
+            per_block = _block_time(ev, role, size / value)
             if per_block is None:
                 continue
             after = math.ceil(blocks[ev.index] / max(1, ctx.threads)) * per_block
@@ -243,20 +244,16 @@ def _sizes(size: float, step: int) -> list[int]:
     return sorted(out)
 
 
-def _granules(size: int, step: int) -> int:
-    """Whole granules (register tiles, MMA atoms) a block of `size` costs."""
-    return math.ceil(size / max(1, step))
-
-
 def _roundness(size: int) -> int:
     """Trailing zero bits: 192 is rounder than 196."""
     return (size & -size).bit_length() if size > 0 else 0
 
 
 def _block_time(ev, role: str, factor: float) -> float | None:
-    """A block's time when its extent along `role` costs `factor` times today's: the
+    """A block's time when its extent along `role` is `factor` times today's: the
     operand tile that extent does not touch (B's for the rows, A's for the columns) is
-    packed once a block as now; the rest of the block's work scales with it."""
+    packed once a block as now; the rest of the block's work scales with the extent
+    (a partial register tile costs its rows, not a whole tile's: measured)."""
     busy, phases = ev.facts.get("blocks_busy_s"), ev.facts.get("phase_s")
     if not busy or phases is None or not ev.counts.blocks:
         return None
