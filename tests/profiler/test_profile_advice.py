@@ -45,6 +45,7 @@ def test_single_stage_pipeline_on_tcsim():
     assert report.bound == "latency/launch"
     assert top.rule == "pipeline_wait" and top.defines == {"NUM_STAGES": 3}
     assert "DMA-wait" in top.evidence and "num_stages=1" in top.evidence
+    assert top.action.startswith("NUM_STAGES 3 (measured: ") and "% less time)" in top.action
     after = _follow(GEMM, "tcsim:h100_like", sizes, report, **base)
     assert _cycles(after) < 0.8 * _cycles(report)
 

@@ -8,7 +8,9 @@ arithmetic intensity, the target's roofline (the host's measured peaks on the CP
 machine config's on tcsim) and the fraction of it reached, the named bound (compute,
 memory, latency/launch, imbalance), a breakdown of the time (CPU: phases of a timers
 build, with the build's overhead; tcsim: each engine busy / waiting), and advice from
-the rules (rules.py), each citing its evidence.
+the rules (rules.py), each citing its evidence. On a target whose time is the same on
+every call (tcsim's simulation), advice that names defines is checked by measuring the
+kernel with them: kept, with the time it saves, only if it saves time.
 """
 from __future__ import annotations
 
@@ -111,6 +113,10 @@ def profile(kernel_function, sizes: dict | None = None, scalars: dict | None = N
                 a.score *= time_s / measured.time_s if measured.time_s else 1.0
             advice.append(a)
     advice.sort(key=lambda a: -a.score)
+    if runner.deterministic:
+        advice = [a for a in advice
+                  if _saves_time(a, kernel_function, runner, args, env, threads,
+                                 measured.time_s)]
     notes = list(measured.notes)
     for g in grids:
         if g.roofline.fraction > 1.0:
@@ -123,26 +129,51 @@ def profile(kernel_function, sizes: dict | None = None, scalars: dict | None = N
                          notes, measured.median_s)
 
 
+def _saves_time(advice, kernel_function, runner, args, env, threads, time_s) -> bool:
+    """Whether following `advice` (its defines) lowers the launch's time, measured on
+    the same inputs; its action then says by how much. Advice without defines, or whose
+    variant does not build, is kept as it is."""
+    from ..diagnostics import TileLangError
+    if not advice.defines:
+        return True
+    try:
+        variant = _variant(kernel_function, advice.defines)
+        func = variant._func()
+        after = runner.measure(variant, func, args, counting.count(func, env),
+                               threads=threads).time_s
+    except (TileLangError, ValueError):
+        return True
+    if after >= time_s:
+        return False
+    advice.action += f" (measured: {(1 - after / time_s) * 100:.0f}% less time)"
+    return True
+
+
+def _variant(kernel_function, defines: dict):
+    """The kernel with `defines` applied over its own."""
+    from ..decorators import KernelFunction
+    from ..driver.options import normalize_defines
+    variant = KernelFunction(pyfunc=kernel_function._pyfunc, text=kernel_function._text,
+                             filename=kernel_function._filename)
+    base = kernel_function.options
+    variant.options = replace(base, defines=normalize_defines({**base.defines_dict(),
+                                                               **defines}))
+    return variant
+
+
 def _blocks_with(kernel_function, env: dict):
     """defines -> the block count of each grid of the kernel elaborated with them (for
     the same sizes), None when it does not elaborate: what a rule's resize would
     launch, known without compiling."""
-    from ..decorators import KernelFunction
     from ..diagnostics import TileLangError
-    from ..driver.options import normalize_defines
     from ..ir.evaluate import NotConstant
-    base = kernel_function.options
     seen: dict = {}
 
     def blocks(defines: dict):
         key = tuple(sorted(defines.items()))
         if key not in seen:
-            variant = KernelFunction(pyfunc=kernel_function._pyfunc,
-                                     text=kernel_function._text,
-                                     filename=kernel_function._filename)
-            variant.options = replace(base, defines=normalize_defines(
-                {**base.defines_dict(), **defines}))
             try:
+                variant = _variant(kernel_function, defines)
                 seen[key] = [c.blocks for c in counting.count(variant._func(), env)]
             except (TileLangError, NotConstant, ValueError, TypeError):
                 seen[key] = None
