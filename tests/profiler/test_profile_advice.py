@@ -240,3 +240,13 @@ def test_time_outside_the_blocks_is_the_least_over_the_calls():
              [table((0, 30), (30, 90)), table((90, 120))]]        # 120 of 400 us
     assert outside_blocks(calls, [200e-6, 400e-6], 1e6) == pytest.approx(50e-6)
     assert outside_blocks([], [], 1e6) == 0.0
+
+
+def test_a_resize_that_does_not_split_the_work_saves_nothing():
+    """A constant in a gemm tile's shape that leaves the block count as it is (a page
+    size, say) cannot make each block do less of the grid's work."""
+    facts = _timed_blocks(4, 1e-3, 2, pack_b=1e-4)
+    facts["imbalance_share"] = 0.18
+    ev = _evidence(facts, blocks=4, time_s=2.2e-3)
+    ctx = _ctx({"PAGE": 64}, lambda defines: [4], block_m="PAGE")
+    assert [a.rule for a in advise(ev, ctx)] == []

@@ -203,10 +203,15 @@ def _best_resize(ev, ctx: Context, candidates):
     """(predicted gain, defines, block count) of the best (role, factor) resize of the
     block, or None when none is predicted to save `MIN_GAIN` of the time. Sizes are
     the factor's own (a multiple of 8) and rounded both ways to the role's granule; of
-    resizes within 1% of the best, the roundest size wins, then the smallest change."""
-    makespan = ev.facts.get("makespan_s")
-    if not makespan or ctx.blocks_with is None:
+    resizes within 1% of the best, the roundest size wins, then the smallest change.
+    Both sides are the same model — rounds of the mean block over the threads — so a
+    gain is what the resize changes (blocks of uneven length stay uneven as far as it
+    can tell)."""
+    busy, now = ev.facts.get("blocks_busy_s"), ev.counts.blocks
+    if not busy or not now or ctx.blocks_with is None:
         return None
+    threads = max(1, ctx.threads)
+    before = math.ceil(now / threads) * busy / now
     found = []
     for role, factor in candidates:
         value = ctx.knobs.value(role)
@@ -218,11 +223,11 @@ def _best_resize(ev, ctx: Context, candidates):
             blocks = ctx.blocks_with(defines) if defines and size != value else None
             if not blocks or ev.index >= len(blocks):
                 continue
-            per_block = _block_time(ev, role, size / value)
+            per_block = _block_time(ev, role, size / value, blocks[ev.index])
             if per_block is None:
                 continue
-            after = math.ceil(blocks[ev.index] / max(1, ctx.threads)) * per_block
-            found.append((1 - after / makespan, _roundness(size), abs(math.log(size / value)),
+            after = math.ceil(blocks[ev.index] / threads) * per_block
+            found.append((1 - after / before, _roundness(size), abs(math.log(size / value)),
                           defines, blocks[ev.index]))
     if not found:
         return None
@@ -249,17 +254,21 @@ def _roundness(size: int) -> int:
     return (size & -size).bit_length() if size > 0 else 0
 
 
-def _block_time(ev, role: str, factor: float) -> float | None:
-    """A block's time when its extent along `role` is `factor` times today's: the
-    operand tile that extent does not touch (B's for the rows, A's for the columns) is
-    packed once a block as now; the rest of the block's work scales with the extent
-    (a partial register tile costs its rows, not a whole tile's: measured)."""
+def _block_time(ev, role: str, factor: float, blocks: int) -> float | None:
+    """A block's time when its extent along `role` is `factor` times today's and the
+    grid has `blocks` blocks: the operand tile that extent does not touch (B's for the
+    rows, A's for the columns) is packed once a block as now; the rest of the block's
+    work scales with the extent (a partial register tile costs its rows, not a whole
+    tile's: measured) — but no less than an even share of the grid's work, which a
+    resize does not change (a constant that shapes a block's tiles without splitting
+    the work differently saves nothing)."""
     busy, phases = ev.facts.get("blocks_busy_s"), ev.facts.get("phase_s")
-    if not busy or phases is None or not ev.counts.blocks:
+    if not busy or phases is None or not ev.counts.blocks or blocks < 1:
         return None
     fixed = phases.get({"block_m": "pack B", "block_n": "pack A"}.get(role, ""), 0.0)
+    work = busy - fixed                              # all blocks' work but the packing
     per_block, fixed = busy / ev.counts.blocks, fixed / ev.counts.blocks
-    return fixed + factor * (per_block - fixed)
+    return fixed + max(factor * (per_block - fixed), work / blocks)
 
 
 def _predicted(gain: float, blocks: int) -> str:
