@@ -50,7 +50,10 @@ def _e(x) -> str:
 def _summary(report) -> str:
     rows = [("kernel", report.kernel), ("target", report.target),
             ("sizes", ", ".join(f"{k}={v}" for k, v in report.sizes.items()) or "-"),
-            ("time", _time(report.time_s)), ("bound", report.bound)]
+            ("time", _time(report.time_s) + (f" (least of {report.calls} calls; median "
+                                              f"{_time(report.median_s)})"
+                                              if report.median_s else "")),
+            ("bound", report.bound)]
     if report.threads:
         rows.insert(2, ("threads", report.threads))
     for g in report.grids:
