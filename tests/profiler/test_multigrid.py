@@ -50,6 +50,9 @@ def test_each_grid_gets_its_own_simulated_time():
     # part a third stage saves nothing: measured on the simulator, that advice is dropped
     assert split.facts["mma_wait_share"] >= 0.10
     assert all("NUM_STAGES" not in a.defines for a in report.advice)
+    assert any(n.startswith("not advised: grid 0: DMA-wait") and
+               "(measured with -D NUM_STAGES=3: 0% less time)" in n for n in report.notes), \
+        report.notes
 
 
 def test_tilec_profile_of_a_multi_grid_kernel_on_tcsim():

@@ -10,7 +10,8 @@ memory, latency/launch, imbalance), a breakdown of the time (CPU: phases of a ti
 build, with the build's overhead; tcsim: each engine busy / waiting), and advice from
 the rules (rules.py), each citing its evidence. On a target whose time is the same on
 every call (tcsim's simulation), advice that names defines is checked by measuring the
-kernel with them: kept, with the time it saves, only if it saves time.
+kernel with them: kept, with the time it saves, only if it saves `MIN_GAIN` of it
+(else a note says what was tried).
 """
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from . import counts as counting
 from . import knobs as knob_reader
 from .evidence import GridEvidence
 from .roofline import Roofline
-from .rules import Context, advise, name_bound
+from .rules import MIN_GAIN, Context, advise, name_bound
 from .runners import runner_for
 from .supply import InputSupply, TensorSupplyType
 
@@ -113,11 +114,21 @@ def profile(kernel_function, sizes: dict | None = None, scalars: dict | None = N
                 a.score *= time_s / measured.time_s if measured.time_s else 1.0
             advice.append(a)
     advice.sort(key=lambda a: -a.score)
-    if runner.deterministic:
-        advice = [a for a in advice
-                  if _saves_time(a, kernel_function, runner, args, env, threads,
-                                 measured.time_s)]
     notes = list(measured.notes)
+    if runner.deterministic:
+        kept = []
+        for a in advice:
+            saved = _saving(a, kernel_function, runner, args, env, threads,
+                            measured.time_s)
+            if saved is None or saved >= MIN_GAIN:
+                if saved is not None:
+                    a.action += f" (measured: {saved * 100:.0f}% less time)"
+                kept.append(a)
+            else:
+                notes.append(f"not advised: {a.line} (measured with "
+                             + " ".join(f"-D {k}={v}" for k, v in a.defines.items())
+                             + f": {_change(saved)})")
+        advice = kept
     for g in grids:
         if g.roofline.fraction > 1.0:
             notes.append(f"grid {g.index} ran above its roofline: its {g.roofline.bytes / 1e6:.3g}"
@@ -129,24 +140,26 @@ def profile(kernel_function, sizes: dict | None = None, scalars: dict | None = N
                          notes, measured.median_s)
 
 
-def _saves_time(advice, kernel_function, runner, args, env, threads, time_s) -> bool:
-    """Whether following `advice` (its defines) lowers the launch's time, measured on
-    the same inputs; its action then says by how much. Advice without defines, or whose
-    variant does not build, is kept as it is."""
+def _saving(advice, kernel_function, runner, args, env, threads, time_s) -> float | None:
+    """The share of the launch's time following `advice` (its defines) saves, measured
+    on the same inputs, or None for advice without defines or whose variant does not
+    build."""
     from ..diagnostics import TileLangError
-    if not advice.defines:
-        return True
+    if not advice.defines or not time_s:
+        return None
     try:
         variant = _variant(kernel_function, advice.defines)
         func = variant._func()
         after = runner.measure(variant, func, args, counting.count(func, env),
                                threads=threads).time_s
     except (TileLangError, ValueError):
-        return True
-    if after >= time_s:
-        return False
-    advice.action += f" (measured: {(1 - after / time_s) * 100:.0f}% less time)"
-    return True
+        return None
+    return 1 - after / time_s
+
+
+def _change(saved: float) -> str:
+    pct = round(abs(saved) * 100)
+    return f"{pct}% more time" if saved < 0 and pct else f"{pct}% less time"
 
 
 def _variant(kernel_function, defines: dict):

@@ -196,7 +196,7 @@ def memory_bound(ev, ctx: Context):
 
 # ----------------------------------------------------------------------------- resizing
 
-MIN_GAIN = 0.05                  # a resize predicted to save less is not advised
+MIN_GAIN = 0.05                  # advice predicted (or measured) to save less is not given
 
 
 def _best_resize(ev, ctx: Context, candidates):
