@@ -176,7 +176,7 @@ def _replayed(report) -> float:
     return spans / (1 - launch) if launch < 1 else spans
 
 
-def _cpu_speedup(before, after, sizes, threads, turns: int = 61) -> tuple[float, float]:
+def _cpu_speedup(before, after, sizes, threads, turns: int = 201) -> tuple[float, float]:
     """(ratio of the least times, median of the turns' ratios) of plain calls of the two
     builds, in alternating turns whose first side alternates too."""
     from tilelang.profiler.supply import InputSupply
