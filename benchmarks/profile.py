@@ -12,9 +12,10 @@ profiler names a bound and a top advice, whose defines are then applied, and the
 speed-up is measured in the same run: on tcsim as the ratio of simulated cycles
 (deterministic); on the CPU from plain calls of the two builds in alternating turns
 (the side that goes first alternates too): the ratio of their least times (another
-process only ever adds time) and the median of the turns' ratios; and, least moved by
-other work on the host, the ratio of the two builds' blocks' least times (timers
-build) scheduled over the threads as the runtime does, plus the launch.
+process only ever adds time) and the median of the turns' ratios; and the ratio of the
+two builds' blocks' least times (timers build) scheduled over the threads as the
+runtime does, plus the launch — what each would take with the cores to itself, which
+load still moves when it slows every timed call of a block.
 
     python benchmarks/profile.py [--quick] [--only examples|planted]
 """
@@ -170,7 +171,7 @@ def planted() -> list:
 def _replayed(report) -> float:
     """A CPU launch's time from its blocks' least times scheduled over the threads as
     the runtime does, plus the least time outside the blocks: what the launch takes
-    with the cores to itself (a busy host changes it least)."""
+    with the cores to itself."""
     spans = sum(g.facts["makespan_s"] for g in report.grids)
     launch = report.grids[0].facts.get("launch_share", 0.0)
     return spans / (1 - launch) if launch < 1 else spans
