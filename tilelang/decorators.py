@@ -130,13 +130,14 @@ class KernelFunction:
     # -- profiling ------------------------------------------------------------------
 
     def get_profiler(self, tensor_supply_type=None, sizes: dict | None = None,
-                     num_threads: int | None = None):
+                     num_threads: int | None = None, index=None):
         """TileLang's profiler: `.do_bench()`, `.assert_allclose(ref)`, `.run_once()` on
         inputs made by `tensor_supply_type` (default `TensorSupplyType.Auto`); `sizes`
-        gives the symbolic sizes (T.dynamic) of the generated inputs."""
+        gives the symbolic sizes (T.dynamic) of the generated inputs, `index` how to
+        make integer tensors ({"block_table": "paged:64"}, as `tilec run --index`)."""
         from .profiler.profiler import Profiler, TensorSupplyType
         return Profiler(self, self.out_idx, tensor_supply_type or TensorSupplyType.Auto,
-                        sizes=sizes, num_threads=num_threads)
+                        sizes=sizes, num_threads=num_threads, index=index)
 
     def profile(self, sizes: dict | None = None, **kwargs):
         """Where the time goes: time, FLOPs, bytes, the roofline and the fraction of it

@@ -172,14 +172,14 @@ def test_tcsim_tuning_is_deterministic_and_follows_the_simulator():
 def test_model_ranks_what_it_should():
     """The pruning model puts whole-register-tile blocks that fit the caches ahead of
     tiny blocks that re-pack B for every few rows."""
+    from tilelang import targets
     from tilelang.autotuner.sources import TextSource
-    from tilelang.profiler.runners import CpuRunner
     src = TextSource(open(GEMM).read(), GEMM)
     sizes = {"M": 512, "N": 512, "K": 512}
 
     def estimate(c):
         k = src.kernel(c)
-        return CpuRunner().model_time(k, k._func(), sizes, 2)
+        return targets.get("cpu").profile_runner().model_time(k, k._func(), sizes, 2)
     big = estimate({"BLOCK_M": 112, "BLOCK_N": 256, "BLOCK_K": 256})
     tiny = estimate({"BLOCK_M": 8, "BLOCK_N": 32, "BLOCK_K": 16})
     assert big < tiny

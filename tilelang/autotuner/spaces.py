@@ -3,17 +3,18 @@
     configs = default_configs("tilelang/ops/gemm.tl", M=1024, N=1024, K=1024)
 
 A GEMM-shaped kernel (its `T.gemm` block names BLOCK_M / BLOCK_N / BLOCK_K, found by
-`profiler.knobs`) gets, on the CPU, block rows in multiples of the register tile's MR
-and columns in multiples of its NR (whole micro-kernels), from two register tiles to
-the caches' reach, and K blocks of 64 to 512; on tcsim, MMA-atom-friendly powers of two
-and 1 to 4 pipeline stages. An elementwise kernel (one grid block size) gets 256 to
-4096 elements a block. Sizes clip the space (no block larger than its dimension's
-rounded-up size), so small problems get small spaces.
+`profiler.knobs`) gets the block shapes its target's runner proposes (`Runner.gemm_blocks`:
+whole register tiles up to the caches' reach on the CPU, MMA-atom-friendly powers of two
+on tcsim), each with the pipeline depths the runner lists (`pipeline_depths`). An
+elementwise kernel (one grid block size) gets 256 to 4096 elements a block. Sizes clip
+the space (no block larger than its dimension's rounded-up size), so small problems get
+small spaces.
 """
 from __future__ import annotations
 
-import itertools
 import os
+
+from .. import targets
 
 _LIBRARY = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "ops")
 
@@ -27,13 +28,14 @@ def default_configs(kernel="gemm", target: str = "cpu", **sizes) -> list[dict]:
     m, n, k = (_size(sizes, names) for names in (("M", "m"), ("N", "n"), ("K", "k")))
     roles = ("block_m", "block_n", "block_k")
     if all(knobs.name(r) in knobs.settable for r in roles):
-        name = _target_name(target)
+        runner = targets.get(target).profile_runner()
         names = [knobs.name(r) for r in roles]
-        out = [dict(zip(names, combo[:3])) for combo in _GEMM_SPACES[name](m, n, k)]
+        out = [dict(zip(names, combo[:3])) for combo in runner.gemm_blocks(m, n, k)]
         stages = knobs.name("num_stages")
-        if _STAGES.get(name) and stages in knobs.settable:
-            out = [{**c, stages: s} for c in out for s in _STAGES[name]]
-        return out
+        if runner.pipeline_depths and stages in knobs.settable:
+            out = [{**c, stages: s} for c in out for s in runner.pipeline_depths]
+        if out:
+            return out
     block = knobs.name("block")
     if block in knobs.settable:
         return [{block: b} for b in (256, 512, 1024, 2048, 4096)]
@@ -55,38 +57,3 @@ def _size(sizes: dict, names) -> int | None:
         if name in sizes:
             return int(sizes[name])
     return None
-
-
-def _target_name(target) -> str:
-    """The registry name of the target a spec (or Target) names."""
-    from .. import targets
-    return targets.get(target).name
-
-
-def _upto(values, size, step):
-    if size is None:
-        return list(values)
-    cap = -(-size // step) * step
-    kept = [v for v in values if v <= cap]
-    return kept or [min(values)]
-
-
-def _gemm_cpu(m, n, k) -> list:
-    from ..targets.cpu.machine import host
-    mr, nr = host().register_tile(32)
-    bm = _upto([mr * f for f in (2, 4, 8, 16, 32)], m, mr)
-    bn = _upto([nr * f for f in (2, 4, 8, 16, 22)], n, nr)
-    bk = _upto([64, 128, 256, 512], k, 1)
-    return list(itertools.product(bm, bn, bk))
-
-
-def _gemm_tcsim(m, n, k) -> list:
-    bm = _upto([64, 128, 256], m, 64)
-    bn = _upto([64, 128, 256], n, 64)
-    bk = _upto([32, 64], k, 32)
-    return list(itertools.product(bm, bn, bk))
-
-
-# the default GEMM spaces and pipeline depths of each target, by its registry name
-_GEMM_SPACES = {"cpu": _gemm_cpu, "tcsim": _gemm_tcsim}
-_STAGES = {"tcsim": (1, 2, 3, 4)}

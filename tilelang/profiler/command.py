@@ -15,6 +15,10 @@ _OPTIONS = [
                  help="The symbolic sizes (T.dynamic) of the kernel."),
     click.option("--arg", "scalar_args", multiple=True, metavar="NAME=VALUE",
                  help="Values of scalar parameters (default 1)."),
+    click.option("--index", "index_specs", multiple=True, metavar="NAME=KIND[:ARG..]",
+                 help="Integer (index) tensors, as `tilec run --index` makes them: "
+                      "paged:PAGE, uniform:LO:HI, perm, const:V, mla_schedule:LENS, "
+                      "mla_splits:LENS:META."),
     click.option("--threads", type=click.IntRange(1, None), default=None,
                  help="cpu: worker threads (default: TILELANG_NUM_THREADS, else all cores)."),
     click.option("--rep", type=click.FloatRange(0, None), default=100.0, show_default=True,
@@ -38,8 +42,8 @@ def command(cli) -> click.Command:
     return click.command("profile")(cli.source_options(fn))
 
 
-def profile(cli, file, kernel, defines, target, error_format, shapes, scalar_args, threads,
-            rep, no_timers, as_json, html_path, raster):
+def profile(cli, file, kernel, defines, target, error_format, shapes, scalar_args,
+            index_specs, threads, rep, no_timers, as_json, html_path, raster):
     """Profile a kernel of FILE.tl on generated inputs: time, FLOPs, bytes, the roofline
     and the fraction of it reached, the bound, and advice citing its evidence."""
     from ..decorators import KernelFunction
@@ -57,7 +61,7 @@ def profile(cli, file, kernel, defines, target, error_format, shapes, scalar_arg
     bench.make_arguments(func, sizes, scalars, materialize=False)   # checks sizes, names
     try:
         report = run_profile(kfn, sizes=sizes, scalars=scalars, num_threads=threads,
-                             rep=rep, timers=not no_timers)
+                             rep=rep, timers=not no_timers, index=list(index_specs))
     except MissingSizes as e:
         from ..diagnostics.codes_driver import MISSING_SIZE
         raise TileLangError(Diagnostic(MISSING_SIZE, str(e))) from None

@@ -50,12 +50,17 @@ def _e(x) -> str:
 def _summary(report) -> str:
     rows = [("kernel", report.kernel), ("target", report.target),
             ("sizes", ", ".join(f"{k}={v}" for k, v in report.sizes.items()) or "-"),
-            ("time", _time(report.time_s)), ("bound", report.bound)]
+            ("time", _time(report.time_s) + (f" (least of {report.calls} calls; median "
+                                              f"{_time(report.median_s)})"
+                                              if report.median_s else "")),
+            ("bound", report.bound)]
     if report.threads:
         rows.insert(2, ("threads", report.threads))
     for g in report.grids:
         r = g.roofline
-        rows.append((f"grid {g.index}", f"{g.counts.blocks} blocks, "
+        time = (f"{_time(g.time_s)} ({g.time_s / report.time_s * 100:.0f}%), "
+                if len(report.grids) > 1 and report.time_s else "")
+        rows.append((f"grid {g.index}", f"{time}{g.counts.blocks} blocks, "
                      f"{_si(g.counts.flops, 'FLOP')}, {_si(r.bytes, 'B')}, "
                      f"{r.fraction * 100:.1f}% of the {r.kind} roofline"))
     if report.overhead is not None:

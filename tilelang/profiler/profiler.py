@@ -9,7 +9,8 @@
 Inputs are the kernel's parameters except its outputs (`out_idx`), made by the supply
 type; outputs are allocated by the profiler and returned, as the kernel returns them.
 Symbolic sizes (T.dynamic) come from `sizes=` at `get_profiler` or from
-`dynamic_symbolic_constraints=` at each call.
+`dynamic_symbolic_constraints=` at each call; integer tensors as `index=` describes them
+(`tilec run --index` kinds), else as supply.py says.
 """
 from __future__ import annotations
 
@@ -21,11 +22,12 @@ from .supply import InputSupply, MissingSizes, TensorSupplyType
 class Profiler:
     def __init__(self, kernel_function, result_idx=None,
                  supply_type=TensorSupplyType.Auto, sizes: dict | None = None,
-                 num_threads: int | None = None):
+                 num_threads: int | None = None, index=None):
         self.kernel = kernel_function
         self.func: ir.PrimFunc = kernel_function._func()
         self.result_idx = _legalize(result_idx, self.func)
-        self.supply = InputSupply(self.func, supply_type)
+        self.supply = InputSupply(self.func, supply_type, target=kernel_function.options.target,
+                                  index=index)
         self.sizes = dict(sizes or {})
         self.num_threads = num_threads
         self.runner = runner_for(kernel_function.options)

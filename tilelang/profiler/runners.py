@@ -1,148 +1,92 @@
-"""How a compiled kernel is called and timed on each target.
+"""How the profiler and the autotuner call, time and measure a kernel: the `Runner`.
 
 The profiler and the autotuner never ask which target they are on: they ask the
-kernel's runner. `CpuRunner` calls the native kernel and times it with the wall clock;
-`SimRunner` calls the tcsim simulator and reports the *simulated* time (one timing-only
-launch: deterministic, so a tuner on tcsim compares configs without noise).
-
-`runner_for(options)` is the single place that maps a target (its registry name) to its
-runner.
+target for its runner (`Target.profile_runner()`), and the runner for everything that
+differs between targets. Each target's runner lives in its package: the cpu target's
+(`targets/cpu/profiling.py`) calls the native kernel and times it with the wall clock,
+measuring phases with a timers build; tcsim's (`targets/tcsim/profiling.py`) runs the
+simulator and reports the *simulated* time of a timing-only launch (deterministic, so
+a tuner compares configs without noise). A new target that wants profiling writes a
+subclass of `Runner` and returns it from its `profile_runner()`: no table to edit.
 """
 from __future__ import annotations
 
-from . import bench
 
-
-class CpuRunner:
-    """Native kernels: arguments in place, wall-clock time."""
-    name = "cpu"
-    deterministic = False
-    returns_outputs = True           # `out_idx` outputs are allocated and returned
-
-    def runtime_kernel(self, kernel_function):
-        return kernel_function.runtime_kernel
-
-    def call(self, runtime_kernel, args: list, num_threads=None) -> None:
-        runtime_kernel(*args, out_idx=None, num_threads=num_threads)
-
-    def __init__(self, target=None):
-        from ..targets import get
-        self.target = target if target is not None else get("cpu")
-
-    def roofline_peaks(self, dtype: str, threads: int):
-        """The target's ceilings (the host's peaks memo, measured briefly first if this
-        host has none), labelled with the vector width and thread count they are from."""
-        from ..targets.cpu.peaks import ceilings
-        from . import hostpeaks
-        from .roofline import Peaks
-        figures = hostpeaks.host_peaks()            # makes the memo the target reads
-        peaks = self.target.roofline_peaks(dtype, threads)
-        c = ceilings(figures, dtype, threads)
-        if peaks is None:                           # a cross target: this host's figures
-            flops, bw = c.flops_per_s, c.bytes_per_s
-        else:
-            flops, bw = peaks.flops_per_s, peaks.bytes_per_s
-        name = "fp64" if c.compute == "float64" else "fp32"
-        return Peaks(flops, bw, f"{name} FMA, {c.width}-bit, {_threads(c.flops_threads)}",
-                     f"stream read, {_threads(c.bytes_threads)}")
-
-    def threads(self, num_threads=None) -> int:
-        from ..runtime.launch import default_num_threads
-        return num_threads or default_num_threads()
-
-    def measure(self, kernel_function, func, args, counts, *, threads, warmup=25, rep=100,
-                timers=True):
-        """The profiler's measurement: plain and timers builds, in turns."""
-        from .evidence import cpu_evidence
-        return cpu_evidence(kernel_function, func, args, counts, threads, warmup, rep,
-                            use_timers=timers)
-
-    def model_time(self, kernel_function, func, env: dict, threads: int) -> float:
-        """The autotuner's estimate before compiling: the CPU cost model."""
-        from ..autotuner.model import cpu_time
-        from ..targets.cpu.machine import host
-        from . import hostpeaks
-        figures = hostpeaks.host_peaks()
-        widths = figures["fma"]["float32"]
-        per_thread = widths[max(widths, key=int)][min(figures["threads"], key=int)]
-        copy = figures["bandwidth"]["copy"][min(figures["threads"], key=int)]
-        return cpu_time(func, env, host(), per_thread, copy, threads)
-
-    def time_ms(self, runtime_kernel, args: list, *, warmup=25, rep=100, n_warmup=0,
-                n_repeat=0, quantiles=None, return_mode="mean", early_stop=None,
-                num_threads=None):
-        def once():
-            runtime_kernel(*args, out_idx=None, num_threads=num_threads)
-        return bench.do_bench(once, warmup, rep, n_warmup, n_repeat, quantiles=quantiles,
-                              return_mode=return_mode, early_stop_baseline=early_stop)
-
-
-class SimRunner:
-    """tcsim kernels: a functional simulation computes the outputs; time is the
-    simulator's (a timing-only launch), the same on every call."""
-    name = "tcsim"
-    deterministic = True
-    returns_outputs = False          # a simulated call writes its outputs in place
-
-    def runtime_kernel(self, kernel_function):
-        """The simulated kernel, built without `out_idx` (the profiler passes every
-        argument; a tcsim call writes its outputs in place)."""
-        from ..driver import build_module
-        library = build_module(kernel_function.module(), kernel_function.options)
-        return library[kernel_function.name]
+class Runner:
+    """What a target's runner answers (the defaults are those of a target that lacks
+    the capability)."""
+    name = ""                        # for `repr` and messages
+    deterministic = False            # equal times on every call: no repeats, no turns
+    returns_outputs = True           # a call with `out_idx` allocates and returns outputs
+    pipeline_depths: tuple = ()      # num_stages values the default search space tries
 
     def __init__(self, target):
         self.target = target
 
+    # -- calling and timing ---------------------------------------------------------
+
+    def runtime_kernel(self, kernel_function):
+        """The callable the profiler calls (every argument passed, outputs included)."""
+        return kernel_function.runtime_kernel
+
     def call(self, runtime_kernel, args: list, num_threads=None) -> None:
-        runtime_kernel(*args, mode="functional")
+        """One call that computes the outputs (written into `args`)."""
+        raise NotImplementedError
 
     def threads(self, num_threads=None) -> int:
-        return 0                    # the simulated machine has cores, not threads
+        """The worker threads a launch uses (0: the target has no host threads)."""
+        return 0
 
-    def measure(self, kernel_function, func, args, counts, **_ignored):
-        """One timing-only simulation and the simulator's per-engine figures."""
-        from .evidence import sim_evidence
-        return sim_evidence(self.runtime_kernel(kernel_function), func, args, counts)
+    def time_ms(self, runtime_kernel, args: list, **bench) -> float | list:
+        """`do_bench` of one launch (`bench`: its keywords) in milliseconds."""
+        raise NotImplementedError
+
+    # -- the profile ----------------------------------------------------------------
+
+    def measure(self, kernel_function, func, args, counts, *, threads, warmup=25, rep=100,
+                timers=True):
+        """The profiler's measurement of one launch (`profiler.evidence.Measured`)."""
+        raise NotImplementedError
+
+    def roofline_peaks(self, dtype: str, threads: int):
+        """The roofline's ceilings (`profiler.roofline.Peaks`), labelled."""
+        raise NotImplementedError
+
+    def block_steps(self, dtype: str) -> dict:
+        """{"block_m": rows, "block_n": columns}: the granule a block shape of a
+        `T.gemm` of `dtype` inputs should be a multiple of (a register tile, an MMA
+        atom); advice that resizes a block rounds to it."""
+        return {}
+
+    # -- the autotuner --------------------------------------------------------------
 
     def model_time(self, kernel_function, func, env: dict, threads: int) -> float:
-        """The autotuner's estimate before measuring: a timing-only simulation."""
-        from ..ir import nodes as ir
-        from .supply import InputSupply
-        shapes = [(InputSupply(func).shape(p, env), p.dtype) if isinstance(p, ir.Buffer)
-                  else env.get(p.name, 1) for p in func.params]
-        kernel = self.runtime_kernel(kernel_function)
-        kernel(*shapes, mode="timing")
-        return kernel.last_report.time_s
+        """The autotuner's estimate of a config's time, before measuring it."""
+        raise NotImplementedError
 
-    def roofline_peaks(self, dtype: str, threads: int = 0):
-        """The target's ceilings (its machine config): the dense MMA peak for `dtype`
-        inputs (bf16's when the machine has no MMA for `dtype`) and the HBM peak."""
-        from ..targets.tcsim.config import MMA_CLASS
-        from .roofline import Peaks
-        cfg = self.target.machine_config()
-        peaks = self.target.roofline_peaks(dtype, threads)
-        if peaks is None:
-            dtype = "bfloat16"
-            peaks = self.target.roofline_peaks(dtype, threads)
-        return Peaks(peaks.flops_per_s, peaks.bytes_per_s,
-                     f"{MMA_CLASS.get(dtype, dtype)} MMA peak, {cfg.cores} cores", "HBM peak")
+    def gemm_blocks(self, m: int | None, n: int | None, k: int | None) -> list:
+        """The default search space of a GEMM's (BLOCK_M, BLOCK_N, BLOCK_K) for sizes
+        m, n, k (None: not given); empty when the target has none."""
+        return []
 
-    def time_ms(self, runtime_kernel, args: list, *, quantiles=None, **_ignored):
-        runtime_kernel(*args, mode="timing")
-        ms = runtime_kernel.last_report.time_s * 1e3
-        return [ms for _ in quantiles] if quantiles is not None else ms
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} for {self.target}>"
 
 
-def runner_for(options):
-    """The runner of the target the options compile for (a new target adds its runner
-    to `RUNNERS`)."""
-    return RUNNERS[options.target.name](options.target)
+def runner_for(options) -> Runner:
+    """The runner of the target the options compile for."""
+    return options.target.profile_runner()
 
 
-# target registry name -> its runner class, built from the Target
-RUNNERS = {"cpu": CpuRunner, "tcsim": SimRunner}
+def upto(values, size: int | None, step: int) -> list:
+    """`values` that are not larger than `size` rounded up to `step` (all of them
+    without a size; the smallest when none is): a search space clipped to a problem."""
+    if size is None:
+        return list(values)
+    cap = -(-size // step) * step
+    kept = [v for v in values if v <= cap]
+    return kept or [min(values)]
 
 
-def _threads(n: int) -> str:
+def threads_label(n: int) -> str:
     return f"{n} thread{'s' * (n != 1)}"

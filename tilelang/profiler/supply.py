@@ -1,14 +1,20 @@
 """Input tensors for profiling and tuning: TileLang's `TensorSupplyType`, on numpy.
 
-    supply = InputSupply(func, TensorSupplyType.Auto)
+    supply = InputSupply(func, TensorSupplyType.Auto, target=target)
     arrays = supply.make(sizes={"M": 1024}, skip=(2,))   # every tensor but parameter 2
 
 Each supply type fills a tensor as TileLang's does (`Integer`: small integers in
-[-2, 2], `Uniform` in [-1, 1], `Normal`, `Randn`, `Zero`, `One`, `Auto`: uniform floats
-and small integers). An integer tensor the kernel reads as an *index* (inside another
-tensor's subscript, e.g. `KV[block_table[b, p], t]`) gets realistic indices instead:
-values spread over the extent of the dimension it indexes, never all zeros and never
-out of range (`index_bounds` finds which dimension that is in the IR).
+[-2, 2], `Uniform` in [-1, 1], `Normal`, `Randn`, `Zero`, `One`, `Auto`: uniform
+floats). Integer tensors often hold indices, lengths or a schedule the kernel follows,
+so they are made, in this order of preference:
+* as `index` describes them (`{"block_table": "paged:64"}`: the kinds of `tilec run
+  --index`, driver/index_inputs.py — block tables, lengths, FlashMLA's schedule);
+* when the kernel reads one inside another tensor's subscript (e.g.
+  `KV[block_table[b, p], t]`; `index_bounds` finds the dimension in the IR): values
+  spread over the extent of that dimension, never all zeros and never out of range;
+* otherwise, with `Auto`, as the target makes an integer tensor nobody described
+  (`Target.make_index_input`, what `tilec run` passes: small non-negative values);
+  the other supply types fill them as they fill any tensor.
 """
 from __future__ import annotations
 
@@ -99,12 +105,18 @@ def _subscripts(node):
 
 
 class InputSupply:
-    """Makes a kernel's input tensors for given symbolic sizes."""
+    """Makes a kernel's input tensors for given symbolic sizes (`target`: whose
+    `make_index_input` fills undescribed integer tensors; `index`: {name: "KIND[:ARG]"}
+    or `tilec run --index` text)."""
 
-    def __init__(self, func: ir.PrimFunc, supply_type=TensorSupplyType.Auto, seed: int = 0):
+    def __init__(self, func: ir.PrimFunc, supply_type=TensorSupplyType.Auto, seed: int = 0,
+                 target=None, index=None):
+        from ..driver.index_inputs import parse_specs
         self.func = func
         self.supply_type = tensor_supply_type(supply_type)
         self.seed = seed
+        self.target = target
+        self.specs = parse_specs(index_items(index))
         self.indices = index_bounds(func)
 
     def shape(self, param: ir.Buffer, sizes: dict) -> tuple:
@@ -126,6 +138,7 @@ class InputSupply:
         sizes = dict(sizes or {})
         scalars = scalars or {}
         rng = np.random.default_rng(self.seed)
+        described = self._described(rng, sizes)
         out = []
         for i, p in enumerate(self.func.params):
             if i in skip:
@@ -135,11 +148,32 @@ class InputSupply:
                 continue
             shape = self.shape(p, sizes)
             bound = self.indices.get(p.name)
-            if bound is not None and self.supply_type is not TensorSupplyType.Zero:
+            if p.name in described:
+                out.append(described[p.name])
+            elif bound is not None and self.supply_type is not TensorSupplyType.Zero:
                 out.append(self._indices(rng, p, shape, bound, sizes))
+            elif dtypes.is_int(p.dtype) and self.supply_type is TensorSupplyType.Auto:
+                out.append(self._undescribed(rng, shape, p))
             else:
                 out.append(fill(rng, shape, p.dtype, self.supply_type))
         return out
+
+    def _described(self, rng, sizes: dict) -> dict:
+        """{name: array} of the integer tensors `index` describes."""
+        from ..driver.index_inputs import make_inputs
+        if not self.specs:
+            return {}
+        ints = {p.name: (self.shape(p, sizes), dtypes.numpy_dtype(p.dtype))
+                for p in self.func.params
+                if isinstance(p, ir.Buffer) and dtypes.is_int(p.dtype)}
+        return make_inputs(self.specs, ints, rng)
+
+    def _undescribed(self, rng, shape, param):
+        """What the target makes for an integer tensor nobody described."""
+        if self.target is not None:
+            return self.target.make_index_input(rng, shape, param.dtype, param)
+        from ..driver.index_inputs import default_input
+        return default_input(shape, dtypes.numpy_dtype(param.dtype), rng)
 
     def _indices(self, rng, param, shape, bound, sizes):
         """Indices spread over the indexed dimension: a random permutation of its range,
@@ -158,3 +192,15 @@ class InputSupply:
         np_dtype = dtypes.numpy_dtype(param.dtype)
         hi = np.iinfo(np_dtype).max
         return np.minimum(values[:count], hi).astype(np_dtype).reshape(shape)
+
+
+def index_items(index) -> list:
+    """`index` as `tilec run --index` items: None, "a=KIND:ARG,b=...", a list of such
+    strings, or {name: "KIND:ARG"}."""
+    if not index:
+        return []
+    if isinstance(index, str):
+        return [index]
+    if isinstance(index, dict):
+        return [f"{name}={spec}" for name, spec in index.items()]
+    return [str(item) for item in index]

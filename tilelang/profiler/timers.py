@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import functools
 import itertools
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from ..ir import nodes as ir
 
@@ -193,6 +193,7 @@ class GridTimes:
     idle_at_end: float         # thread-seconds idle after a thread's last block
     thread_ends: list          # when each thread finished its last block (s from start)
     timeline_busy: float = 0.0  # sum of block times in the timeline call
+    block_s: list = field(default_factory=list)     # each block's least time, in order
 
     @property
     def capacity(self) -> float:
@@ -228,7 +229,8 @@ def read(grid: TimedGrid, tables: list, timeline, threads: int, hz: float) -> Gr
     least = runs.min(axis=0)
     phases = {p: float(least[:, FIRST_PHASE + i].sum() / hz)
               for i, p in enumerate(grid.phases)}
-    busy = float((runs[:, :, END] - runs[:, :, START]).min(axis=0).sum() / hz)
+    block_s = (runs[:, :, END] - runs[:, :, START]).min(axis=0) / hz
+    busy = float(block_s.sum())
     t = np.asarray(timeline, dtype=np.float64)
     starts, ends = t[:, START], t[:, END]
     origin = starts.min() if len(starts) else 0.0
@@ -239,7 +241,50 @@ def read(grid: TimedGrid, tables: list, timeline, threads: int, hz: float) -> Gr
     last += [0.0] * (used - len(last))
     line_busy = float((ends - starts).sum() / hz)
     return GridTimes(grid.index, len(starts), threads, phases, busy, span,
-                     float(sum(span - e for e in last)), sorted(last), line_busy)
+                     float(sum(span - e for e in last)), sorted(last), line_busy,
+                     [float(x) for x in block_s])
+
+
+def outside_blocks(calls: list, walls: list, hz: float) -> float:
+    """The least time a call spends outside its blocks — the launch, waking the
+    threads, returning — over the timed calls: each call's wall time (`walls`, s) less
+    the union of its blocks' [start, end) stamps over every grid (`calls`: per call,
+    each grid's timers table). A process that takes a core while a block runs
+    lengthens the block, not this."""
+    best = None
+    for tables, wall in zip(calls, walls):
+        stamps = sorted((int(row[START]), int(row[END])) for t in tables for row in t)
+        covered, reach = 0, None
+        for start, end in stamps:
+            if reach is None or start > reach:
+                covered += end - start
+            elif end > reach:
+                covered += end - reach
+            reach = end if reach is None else max(reach, end)
+        outside = max(0.0, wall - covered / hz)
+        best = outside if best is None else min(best, outside)
+    return best or 0.0
+
+
+def makespan(block_s, threads: int, chunks_per_thread: int = 1) -> float:
+    """The time a launch of blocks taking `block_s` (in block order) needs on `threads`
+    threads that each take the next chunk of blocks when they become free — the
+    runtime's schedule (`runtime/launch.py`: chunks of ceil(n / (threads *
+    chunks_per_thread)) blocks). From the blocks' least times, so another process
+    taking a core does not change it."""
+    import heapq
+    n = len(block_s)
+    workers = max(1, min(threads, n))
+    if not n:
+        return 0.0
+    if workers == 1:
+        return float(sum(block_s))
+    chunk = max(1, -(-n // (workers * chunks_per_thread)))
+    free = [0.0] * workers
+    for begin in range(0, n, chunk):
+        t = heapq.heappop(free)
+        heapq.heappush(free, t + float(sum(block_s[begin:begin + chunk])))
+    return max(free)
 
 
 def _threads_of(starts, ends) -> list[float]:
@@ -266,7 +311,17 @@ def counter_hz() -> float:
     jit = _Jit("define i64 @now() {\n  %t = call i64 @llvm.readcyclecounter()\n"
                "  ret i64 %t\n}\ndeclare i64 @llvm.readcyclecounter()")
     now = ctypes.CFUNCTYPE(ctypes.c_int64)(jit.address("now"))
-    w0, c0 = time.perf_counter(), now()
-    time.sleep(0.02)
-    w1, c1 = time.perf_counter(), now()
+
+    def pair():
+        """(wall, counter) read together: of a few tries, the one whose counter reads
+        around the wall clock's are closest (no preemption between them)."""
+        best = None
+        for _ in range(8):
+            a, w, b = now(), time.perf_counter(), now()
+            if best is None or b - a < best[0]:
+                best = (b - a, w, (a + b) / 2)
+        return best[1], best[2]
+    w0, c0 = pair()
+    time.sleep(0.05)
+    w1, c1 = pair()
     return max(0.0, (c1 - c0) / (w1 - w0))

@@ -6,8 +6,9 @@ writes and which by default (`kinds`, `default_kind`), what of it enters the cac
 (`key_parts`), how lowered IR becomes code (`codegen`) and code becomes files
 (`emit_text`, `emit_binary`, `artifact`) or callables (`load`, `library`), how `tilec run`
 runs a kernel (`run`), and, for the profiler and the input makers, its roofline peaks
-(`roofline_peaks`), the inputs of index tensors (`make_index_input`) and whether a launch
-spans several ranks (`launches_over_ranks`). The defaults below are what a target that
+(`roofline_peaks`), the inputs of index tensors (`make_index_input`), how the profiler
+and the autotuner call, time and measure its kernels (`profile_runner`) and whether a
+launch spans several ranks (`launches_over_ranks`). The defaults below are what a target that
 lacks the capability answers.
 
 Target objects are frozen dataclasses: equal specs give equal, hashable targets.
@@ -156,6 +157,12 @@ class Target:
         """The roofline ceilings for `dtype` on `threads` threads (None: every core),
         or None when the target cannot tell (nothing measured yet)."""
         return None
+
+    def profile_runner(self):
+        """The runner through which the profiler and the autotuner call, time and
+        measure this target's kernels (a `profiler.runners.Runner`)."""
+        raise unavailable(self, "profiling", help="profile the kernel on a target that "
+                                                  "offers it, e.g. --target cpu")
 
     def make_index_input(self, rng, shape: tuple, dtype: str, param=None):
         """The array `tilec run` passes for an integer tensor nobody described with

@@ -37,6 +37,9 @@ class Report:
                                     # re-run tolerance of clock_ghz)
     nominal_clock_ghz: float = 0.0
     calibrated: bool = True         # False: the config has no published calibration
+    # a kernel of several grids: each grid's own report, in launch order (this report
+    # sums them); empty for a kernel of one grid
+    grids: list = field(default_factory=list)
 
     def summary(self) -> str:
         b = self.bytes
@@ -141,7 +144,7 @@ def build_report(sim) -> Report:
 def sequence(reports: list, cfg) -> Report:
     """One report for grids run one after another (a kernel of several grids): times,
     work, bytes and stalls add up; shares, rates and the clock are over the whole run
-    (weighted by each grid's time)."""
+    (weighted by each grid's time); `grids` keeps each grid's own report."""
     time_s = sum(r.time_s for r in reports)
 
     def weighted(get) -> float:
@@ -171,4 +174,4 @@ def sequence(reports: list, cfg) -> Report:
         issued_flops=sum(r.issued_flops for r in reports),
         clock_ghz=weighted(lambda r: r.clock_ghz), nominal_clock_ghz=cfg.clock_ghz,
         duty_clock_ghz=weighted(lambda r: r.duty_clock_ghz),
-        calibrated=reports[0].calibrated)
+        calibrated=reports[0].calibrated, grids=list(reports))

@@ -142,6 +142,12 @@ class CpuTarget(Target):
         c = ceilings(figures, dtype, threads or os.cpu_count() or 1)
         return Peaks(c.flops_per_s, c.bytes_per_s, "measured")
 
+    def profile_runner(self):
+        """Native calls timed by the wall clock, phases by a timers build
+        (`profiling.py`)."""
+        from .profiling import CpuRunner
+        return CpuRunner(self)
+
 
 def _split_features(text: str) -> tuple[str, str | None]:
     """`znver4+avx2,-sse4a` -> ("znver4", "+avx2,-sse4a"); `znver4,-avx2` -> ("znver4",

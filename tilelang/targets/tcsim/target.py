@@ -114,3 +114,8 @@ class TcsimTarget(Target):
         except ConfigError:
             return None                     # no MMA for this dtype
         return Peaks(flops, cfg.hbm_bytes_per_s, "config")
+
+    def profile_runner(self):
+        """The simulator's time and per-engine report (`profiling.py`)."""
+        from .profiling import SimRunner
+        return SimRunner(self)
