@@ -121,12 +121,16 @@ def attention(kernel: str, dim: int, causal: bool, seq: int):
     return build
 
 
-def flashmla(b: int, s_q: int, h_q: int, s_k: int, unit: str, cores: int = 132):
-    """FlashMLA's decode (tilelang/ops/mla/mla_decode.tl, BLOCK_H 64 query rows, pages
-    of 64, the split-KV grid then the combine): batch b, h_kv 1, every request s_k
-    tokens, its blocks scattered over the cache by a random block table, FlashMLA's
-    scheduler over `cores` SMs. Work: FlashMLA's test formulas (the bytes of Q, the
-    cache and the output; the FLOPs of QK^T and PV)."""
+def flashmla(b: int, s_q: int, h_q: int, s_k: int, unit: str, cores: int = 132,
+             kernel: str = "mla_decode_ws"):
+    """FlashMLA's decode (`kernel` of tilelang/ops/mla/mla_decode.tl: mla_decode_ws, the
+    one the library runs on tcsim, with the softmax under the tensor core's products,
+    or mla_decode, FlashAttention-2's order; BLOCK_H 64 query rows, pages of 64, the
+    split-KV grid then the combine; causal when s_q > 1, as the library and FlashMLA's
+    test run it): batch b, h_kv 1, every request s_k tokens, its blocks scattered over
+    the cache by a random block table, FlashMLA's scheduler over `cores` SMs. Work:
+    FlashMLA's test formulas (the bytes of Q, the cache and the output; the FLOPs of
+    QK^T and PV)."""
     d, dv, page = 576, 512, 64
 
     def build():
@@ -139,9 +143,9 @@ def flashmla(b: int, s_q: int, h_q: int, s_k: int, unit: str, cores: int = 132):
         from tilelang.driver.stages import lower
         from tilelang.frontend import parse_module
         module = parse_module(path.read_text(), str(path), defines=dict(
-            dtype="bfloat16", TILE_DTYPE="bfloat16", BLOCK_H=64))
+            dtype="bfloat16", TILE_DTYPE="bfloat16", BLOCK_H=64, CAUSAL=s_q > 1))
         art = compile_module(lower(module, make_options(target="tcsim")),
-                             "h100_like")["mla_decode"]
+                             "h100_like")[kernel]
         nblk = -(-s_k // page)
         rng = np.random.default_rng(0)
         table = rng.permutation(b * nblk).astype(np.int32).reshape(b, nblk)
@@ -215,6 +219,12 @@ def rows(quick: bool) -> list[Row]:
         Row("flashmla_compute", "FlashMLA decode, compute-bound", FLASHMLA,
             f"batch {128 if not quick else 16}, s_q 2, h_q 128, s_k 4096, d 576/512", 660,
             "TFLOPS", 0.15, flashmla(128 if not quick else 16, 2, 128, 4096, "TFLOPS")),
+        Row("flashmla2sched_compute", "FlashMLA decode, compute-bound", FLASHMLA +
+            "; simpler: FlashAttention-2's order (mla_decode)",
+            f"batch {128 if not quick else 16}, s_q 2, h_q 128, s_k 4096, d 576/512", 660,
+            "TFLOPS", None, flashmla(128 if not quick else 16, 2, 128, 4096, "TFLOPS",
+                                     kernel="mla_decode"),
+            lower_than="flashmla_compute"),
     ]
     return out
 
