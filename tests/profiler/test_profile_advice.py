@@ -100,6 +100,10 @@ def test_block_too_small_to_amortise_packing_on_cpu():
     assert report.overhead is not None
 
 
+# Two threads on a host with two cores: another process on either core stretches the
+# launch beyond what least block times can correct, so the named bound can change under
+# load. The balance rule itself is tested without timing below.
+@pytest.mark.slow
 def test_ragged_last_wave_on_cpu():
     """3 blocks on 2 threads: the advice is more, smaller blocks whose count divides
     among the threads — not merely a smaller BLOCK_M."""
