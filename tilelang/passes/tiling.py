@@ -50,6 +50,14 @@ def _tile_func(func: PrimFunc, machine) -> PrimFunc:
     return rewrite(func, visit)
 
 
+def _dot_pairs(op: Gemm, machine) -> bool:
+    """Whether the machine multiplies this gemm's operands two k steps at a time (a dot
+    of bf16 pairs into float32, vdpbf16ps), a fact the machine description holds only
+    where it was measured to pay."""
+    return machine.bf16_dot and op.c.buffer.dtype == "float32" \
+        and op.a.buffer.dtype == op.b.buffer.dtype == "bfloat16"
+
+
 class _Tiler:
     def __init__(self, op: Gemm, machine, names: NameSupply):
         self.op, self.names = op, names
@@ -61,52 +69,92 @@ class _Tiler:
         self.m, self.n = (_extent(op.c, d) for d in self.c_axes)
         self.k = _extent(op.a, self.a_axes[1])
         self.mr, self.nr = machine.register_tile(_ACCUMULATORS[op.c.buffer.dtype])
+        self.rows_outer = machine.resident == "A"
+        self.pairs = _dot_pairs(op, machine) and self.k >= 2
 
     def tiled(self) -> Stmt:
         op = self.op
-        stmts = []
-        if op.clear_accum:
-            stmts.append(Fill(op.c, make_const(0, op.c.buffer.dtype), span=op.span))
-        full_n, tail_n = divmod(self.n, self.nr)
-        if full_n:
-            jo = self.names.var("jo")
-            stmts.append(self._loop(jo, full_n, "serial",
-                                    self._column_panel(_scaled(jo, self.nr), self.nr)))
-        if tail_n:
-            stmts.append(self._column_panel(make_const(full_n * self.nr, "int32"), tail_n))
+        stmts = [Fill(op.c, make_const(0, op.c.buffer.dtype), span=op.span)] \
+            if op.clear_accum else []
+        if self.rows_outer:
+            stmts += self._panels(self.m, self.mr, "io",
+                                  lambda row, mr: self._row_panel(row, mr))
+        else:
+            stmts += self._panels(self.n, self.nr, "jo",
+                                  lambda col, nr: self._column_panel(col, nr))
         return stmts[0] if len(stmts) == 1 else Seq(tuple(stmts), span=op.span)
+
+    def _panels(self, size: int, step: int, name: str, panel) -> list[Stmt]:
+        """`panel(start, width)` over `size` in whole `step`-wide panels (a serial loop)
+        and a narrower last one."""
+        full, tail = divmod(size, step)
+        parts = []
+        if full:
+            v = self.names.var(name)
+            parts.append(self._loop(v, full, "serial", panel(_scaled(v, step), step)))
+        if tail:
+            parts.append(panel(make_const(full * step, "int32"), tail))
+        return parts
 
     def _column_panel(self, col: Expr, nr: int) -> Stmt:
         """All register tiles of the NR-wide column panel starting at `col`."""
-        full_m, tail_m = divmod(self.m, self.mr)
-        parts = []
-        if full_m:
-            io = self.names.var("io")
-            parts.append(self._loop(io, full_m, "serial",
-                                    self._register_tile(_scaled(io, self.mr), col, self.mr, nr)))
-        if tail_m:
-            parts.append(self._register_tile(make_const(full_m * self.mr, "int32"), col,
-                                             tail_m, nr))
+        parts = self._panels(self.m, self.mr, "io",
+                             lambda row, mr: self._register_tile(row, col, mr, nr))
+        return parts[0] if len(parts) == 1 else Seq(tuple(parts), span=self.op.span)
+
+    def _row_panel(self, row: Expr, mr: int) -> Stmt:
+        """All register tiles of the MR-high row panel starting at `row`."""
+        parts = self._panels(self.n, self.nr, "jo",
+                             lambda col, nr: self._register_tile(row, col, mr, nr))
         return parts[0] if len(parts) == 1 else Seq(tuple(parts), span=self.op.span)
 
     def _register_tile(self, row: Expr, col: Expr, mr: int, nr: int) -> Stmt:
-        """The register-tile form for C[row : row + mr, col : col + nr]."""
-        op = self.op
+        """The register-tile form for C[row : row + mr, col : col + nr]: one k step per
+        iteration, or with the dot form two (`_dot_pairs`) and a last single step when K
+        is odd."""
+        if not self.pairs:
+            return self._tile_loop(row, col, mr, nr, 0, self.k)
+        kk, ii, jj = (self.names.var(n) for n in ("kk", "ii", "jj"))
+        i, j = _plus(row, ii), _plus(col, jj)
+        k_even = _scaled(kk, 2)
+        k_odd = Binary("+", k_even, make_const(1, kk.dtype), kk.dtype)
+        c = self._c_load(i, j)
+        # (C + a[2kk+1] b[2kk+1]) + a[2kk] b[2kk]: the order, and the single rounding of
+        # each add, of vdpbf16ps (each bf16 x bf16 product is exact in float32)
+        acc = c
+        for k in (k_odd, k_even):
+            acc = Binary("+", acc, self._product(i, j, k), c.dtype, span=self.op.span)
+        body = self._loop(jj, nr, "vectorized", Store(c.buffer, c.indices, acc, span=self.op.span))
+        body = self._loop(kk, self.k // 2, "serial", self._loop(ii, mr, "unroll", body))
+        if self.k % 2 == 0:
+            return body
+        return Seq((body, self._tile_loop(row, col, mr, nr, self.k - 1, 1)), span=self.op.span)
+
+    def _tile_loop(self, row: Expr, col: Expr, mr: int, nr: int, k0: int, steps: int) -> Stmt:
+        """The one-step-per-iteration register tile over k = k0 .. k0 + steps - 1."""
         k, ii, jj = (self.names.var(n) for n in ("k", "ii", "jj"))
         i, j = _plus(row, ii), _plus(col, jj)
-        cdt = op.c.buffer.dtype
-        c_idx = _indices(op.c, _bind(self.c_axes, (i, j)))
-        a_val = _cast(_load(op.a, _bind(self.a_axes, (i, k)), op.span), cdt)
-        b_val = _cast(_load(op.b, _bind(self.b_axes, (k, j)), op.span), cdt)
-        acc = Binary("+", Load(op.c.buffer, c_idx, cdt, span=op.span),
-                     Binary("*", a_val, b_val, cdt, span=op.span), cdt, span=op.span)
-        body = Store(op.c.buffer, c_idx, acc, span=op.span)
+        c = self._c_load(i, j)
+        acc = Binary("+", c, self._product(i, j, k), c.dtype, span=self.op.span)
+        body = Store(c.buffer, c.indices, acc, span=self.op.span)
         body = self._loop(jj, nr, "vectorized", body)
         body = self._loop(ii, mr, "unroll", body)
-        return self._loop(k, self.k, "serial", body)
+        return self._loop(k, steps, "serial", body, start=k0)
 
-    def _loop(self, var: Var, extent: int, kind: str, body: Stmt) -> For:
-        return For(var, make_const(0, var.dtype), make_const(extent, var.dtype), kind, body,
+    def _c_load(self, i: Expr, j: Expr) -> Load:
+        op = self.op
+        idx = _indices(op.c, _bind(self.c_axes, (i, j)))
+        return Load(op.c.buffer, idx, op.c.buffer.dtype, span=op.span)
+
+    def _product(self, i: Expr, j: Expr, k: Expr) -> Expr:
+        """A[i, k] * B[k, j] in C's dtype."""
+        op, cdt = self.op, self.op.c.buffer.dtype
+        a_val = _cast(_load(op.a, _bind(self.a_axes, (i, k)), op.span), cdt)
+        b_val = _cast(_load(op.b, _bind(self.b_axes, (k, j)), op.span), cdt)
+        return Binary("*", a_val, b_val, cdt, span=op.span)
+
+    def _loop(self, var: Var, extent: int, kind: str, body: Stmt, start: int = 0) -> For:
+        return For(var, make_const(start, var.dtype), make_const(extent, var.dtype), kind, body,
                    span=self.op.span)
 
 

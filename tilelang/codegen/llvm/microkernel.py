@@ -104,13 +104,17 @@ def _accumulation(store: Store):
     return None
 
 
+_WIDENED = ("float16", "bfloat16")
+
+
 def _vector_load(e, dtype: str):
-    """(the Load, whether it is widened) when `e` is a load of `dtype`, or a Cast to it
-    of a float16 load (F16C widens vectors in one instruction)."""
+    """(the Load, whether it is widened) when `e` is a load of `dtype`, or a Cast to
+    float32 of a float16 load (F16C widens vectors in one instruction) or a bfloat16
+    one (a shift)."""
     if isinstance(e, Load) and e.dtype == dtype and e.buffer.dtype == dtype:
         return e, False
-    if isinstance(e, Cast) and e.dtype == dtype and isinstance(e.value, Load) \
-            and e.value.buffer.dtype == "float16" and e.value.dtype == "float16":
+    if isinstance(e, Cast) and e.dtype == dtype == "float32" and isinstance(e.value, Load) \
+            and e.value.buffer.dtype in _WIDENED and e.value.dtype == e.value.buffer.dtype:
         return e.value, True
     return None, False
 
@@ -216,10 +220,7 @@ class _Emitter:
             b.store(b.fadd(c, out), p, align=al)
 
     def prefetch(self, ptrs) -> None:
-        """Prefetch every cache line of the C rows at `ptrs` into L1, for writing."""
-        row_bytes = self.t.nr * dtypes.nbytes(self.dtype)
-        for p in ptrs:
-            prefetch.lines(self.b, p, range(0, row_bytes, 64), write=True, locality=3)
+        c_rows_prefetch(self.b, ptrs, self.t.nr * dtypes.nbytes(self.dtype))
 
     def step(self, accs):
         """One k iteration: the B row once, then one broadcast and FMA per C row."""
@@ -243,5 +244,18 @@ class _Emitter:
         ptr, align = self.vector_ptr(t.b.buffer, t.b.indices)
         if not t.b_cast:
             return b.load(ptr, typ=self.vec, align=align)
-        raw = b.load(ptr, typ=ir.VectorType(storage_type("float16"), t.nr), align=align)
-        return b.fpext(raw, self.vec)
+        narrow = t.b.buffer.dtype
+        raw = b.load(ptr, typ=ir.VectorType(storage_type(narrow), t.nr), align=align)
+        if narrow == "float16":
+            return b.fpext(raw, self.vec)
+        # bfloat16 is the top half of a float32
+        wide = b.shl(b.zext(raw, ir.VectorType(ir.IntType(32), t.nr)),
+                     ir.Constant(ir.VectorType(ir.IntType(32), t.nr), [16] * t.nr))
+        return b.bitcast(wide, self.vec)
+
+
+def c_rows_prefetch(b: ir.IRBuilder, ptrs, row_bytes: int) -> None:
+    """Prefetch every cache line of the C rows at `ptrs` into L1, for writing: they
+    are added into once after the k loop, whose FMAs hide the fetch."""
+    for p in ptrs:
+        prefetch.lines(b, p, range(0, row_bytes, 64), write=True, locality=3)
