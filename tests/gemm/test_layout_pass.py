@@ -170,6 +170,43 @@ def test_narrow_operands_are_widened_once_by_their_copies():
     check(BF16_GEMM, after)
 
 
+def test_sunk_row_panels_of_a_narrow_a_are_widened_by_their_copies():
+    # tiling sinks A's copy into its row panels (the 2-row tail panel copies part of the
+    # 6 x K buffer): the panel still becomes float32, each panel copy converts
+    before = """
+    @T.prim_func
+    def f(A: T.Tensor((8, 2), "float16"), B: T.Tensor((2, 16), "float32"),
+          C: T.Tensor((8, 16), "float32")):
+        with T.Kernel(1, threads=1) as bx:
+            A_s = T.alloc_shared((8, 2), "float16")
+            C_f = T.alloc_fragment((8, 16), "float32")
+            T.copy(A, A_s)
+            T.gemm(A_s, B, C_f)
+    """
+    after = """
+    @T.prim_func
+    def f(A: T.Tensor((8, 2), "float16"), B: T.Tensor((2, 16), "float32"),
+          C: T.Tensor((8, 16), "float32")):
+        with T.Kernel(1, threads=1) as bx:
+            A_s = T.alloc_shared((6, 2), "float32")
+            C_f = T.alloc_fragment((8, 16), "float32")
+            for io in T.serial(1):
+                T.copy(A[io * 6, 0], A_s)
+                for jo in T.serial(1):
+                    for k in T.serial(2):
+                        for ii in T.unroll(6):
+                            for jj in T.vectorized(16):
+                                C_f[io * 6 + ii, jo * 16 + jj] = C_f[io * 6 + ii, jo * 16 + jj] + A_s[ii, k] * B[k, jo * 16 + jj]
+            T.copy(A[6:8, 0:2], A_s[0:2, 0:2])
+            for jo_0 in T.serial(1):
+                for k_0 in T.serial(2):
+                    for ii_0 in T.unroll(2):
+                        for jj_0 in T.vectorized(16):
+                            C_f[6 + ii_0, jo_0 * 16 + jj_0] = C_f[6 + ii_0, jo_0 * 16 + jj_0] + A_s[ii_0, k_0] * B[k_0, jo_0 * 16 + jj_0]
+    """
+    check(before, after)
+
+
 def test_dot_tiles_read_k_pair_panels():
     # the native dot: B packed in K pairs (the odd K's last step alone), A kept in bf16
     dot = replace(AVX2, bf16_dot=True)

@@ -9,8 +9,8 @@ step, so A is copied N / BLOCK_N times over and B M / BLOCK_M times. On this kin
 kernel the copies are the main loss besides the micro-kernel itself (measured on a
 2-port AVX-512 core at n = 2048, blocks 518 x 688: the same kernel with its copies
 taken out of the k loop ran 16% faster), so blocks are as large as the block's memory
-allows: its A tile, B tile and C fragment live on the stack of the launching thread
-(`_STACK_BUDGET`). A block also computes whole register tiles past the matrix's edge
+allows: its B tile, C fragment and A row panel live on the stack of the launching
+thread (`_STACK_BUDGET`). A block also computes whole register tiles past the matrix's edge
 (zeros), so sizes are multiples of MR and NR that split each dimension evenly; and the
 blocks are dealt to the threads in the runtime's chunks, so a count that leaves a
 thread idle at the end costs what that thread does not do. `_cost` weighs the three.
@@ -27,8 +27,8 @@ _BYTES = 4
 # Below this much work per thread, waking another thread costs more than it saves: 2 x
 # 192^3 ran at 29 GFLOP/s on two threads and 37 on one, 2 x 320^3 at 85 and 68
 _MIN_FLOP_PER_THREAD = 32_000_000
-# One block's A tile, B tile and C fragment (float32, on the stack of the thread that
-# runs it: a thread's stack is 8 MiB by default on Linux, shared with its callers)
+# One block's B tile, C fragment and A row panel (float32, on the stack of the thread
+# that runs it: a thread's stack is 8 MiB by default on Linux, shared with its callers)
 _STACK_BUDGET = 4 << 20
 # The cost of copying, per element copied per multiply-add of the block (1/BLOCK_M +
 # 1/BLOCK_N per k step): 0.16 at 1/518 + 1/688, measured as above
@@ -81,7 +81,7 @@ def _best_grid(m: int, n: int, bk: int, mr: int, nr: int, threads: int) -> tuple
         bm = _round_up(_count(m, gm), mr)
         for gn in _counts(n, nr, bk, bm):
             bn = _round_up(_count(n, gn), nr)
-            if _arena(bm, bn, bk) > _STACK_BUDGET and (bm > mr or bn > nr):
+            if _arena(bm, bn, bk, mr) > _STACK_BUDGET and (bm > mr or bn > nr):
                 continue
             cost = _cost(m, n, bm, bn, threads)
             if best is None or cost < best[0]:
@@ -93,13 +93,15 @@ def _counts(size: int, step: int, bk: int, other: int) -> range:
     """Block counts along a dimension of `size`: from the fewest whose blocks could fit
     the budget (beside a block of `other` along the other dimension) up `_SEARCH` more,
     and never past one register tile per block."""
-    widest = max(step, (_STACK_BUDGET // _BYTES - other * bk) // (other + bk))
+    widest = max(step, (_STACK_BUDGET // _BYTES) // (other + bk))
     lo = _count(size, widest)
     return range(lo, min(lo + _SEARCH, _count(size, step)) + 1)
 
 
-def _arena(bm: int, bn: int, bk: int) -> int:
-    return _BYTES * (bm * bk + bk * bn + bm * bn)
+def _arena(bm: int, bn: int, bk: int, mr: int) -> int:
+    """The block's stack: B's tile, the C fragment and A's row panel (the tiling pass
+    sinks A's copy into the row panels, so the block holds MR rows of A, not BM)."""
+    return _BYTES * (mr * bk + bk * bn + bm * bn)
 
 
 def _cost(m: int, n: int, bm: int, bn: int, threads: int) -> float:

@@ -22,9 +22,11 @@ micro-kernel's inner loop does no conversion.
 The `T.copy` that fills X becomes the packing loop nest (with its dtype conversion, once
 per element); a transposed operand (`transpose_B=True`: `X[c + jj, k]`) is transposed
 there, which is what lets its register tiles use the micro-kernel at all. A buffer is
-changed only when every use is one of these: a whole-buffer `T.copy` into it, or a
-register-tile read (for a panel, with the panel index `W * q + v` / `const + v`, const a
-multiple of W, v the tile's loop variable). Anything else keeps the buffer as it is.
+changed only when every use is one of these: a whole-buffer `T.copy` into it (any
+`T.copy` for a broadcast operand, which only changes dtype: tiling's sunk row panels),
+or a register-tile read (for a panel, with the panel index `W * q + v` / `const + v`,
+const a multiple of W, v the tile's loop variable). Anything else keeps the buffer as it
+is.
 """
 from __future__ import annotations
 
@@ -87,6 +89,7 @@ class _Uses:
     pairs: bool = False    # read by a dot-form tile
     widened: set = None    # dtypes its reads are cast to (None: a read not cast)
     broadcast: bool = False
+    partial: bool = False  # filled by a T.copy of part of it (tiling's sunk row panels)
     other: bool = False    # a use that is none of the above: keep the buffer
 
 
@@ -103,8 +106,9 @@ def _plans(func: PrimFunc, machine) -> dict[str, _Plan]:
         if isinstance(n, For):
             _tile_uses(n, machine, candidates, uses, allowed)
         elif isinstance(n, Copy) and n.dst.buffer.name in candidates \
-                and _whole(n.dst) and n.src.buffer.name != n.dst.buffer.name:
+                and n.src.buffer.name != n.dst.buffer.name:
             allowed.add(id(n.dst))         # the Region: this copy becomes the packing
+            uses[n.dst.buffer.name].partial |= not _whole(n.dst)
     for n in walk(func.body):          # any other use of a candidate disqualifies it
         for buf in _used_buffers(n):
             if buf.name in candidates and id(n) not in allowed:
@@ -118,7 +122,7 @@ def _plans(func: PrimFunc, machine) -> dict[str, _Plan]:
 
 
 def _plan(buf: Buffer, u: _Uses) -> _Plan | None:
-    if u.other or (u.panels and u.broadcast) or len(u.panels) > 1:
+    if u.other or (u.panels and (u.broadcast or u.partial)) or len(u.panels) > 1:
         return None
     # widen to the tiles' dtype when every read widens (never under a dot: it reads the
     # narrow pairs themselves)
