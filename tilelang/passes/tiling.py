@@ -27,7 +27,8 @@ tile is gone (more of the block's memory for C and B):
     T.gemm(A_s, B_s, C_f)      ->          T.copy(A[r0 + io * MR, k0], A_s)   # A_s: MR x K
                                            ... row panel io, reading A_s[ii, k]
 
-(measured at n = 2048 on one core: 0.79 against 0.74 of the FMA peak unsunk). A last
+(at n = 2048 on one core of a shared host: 0.79 against 0.74 of the FMA peak unsunk in a
+run at a load of 7, level within the noise in runs at 11). A last
 row panel of fewer rows copies just its rows: the panels read what the whole copy read.
 A tile of one row panel or less keeps its copy where it was.
 
