@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import tilelang
@@ -86,3 +87,37 @@ def test_aot_target_gets_the_register_tile_of_its_own_isa():
     assert not [(m, ops) for m, ops in loop if m.startswith("vmov") and
                 ops.rsplit(",", 1)[-1].strip().endswith(")")]
     assert sum(bool(FMA.match(m)) for m, _ in loop) % 12 == 0
+
+
+THREE_VECTOR_ROWS = """
+import tilelang.language as T
+
+
+@T.prim_func
+def tile(A: T.Tensor((4, 37), "float32"), B: T.Tensor((37, 48), "float32"),
+         C: T.Tensor((4, 48), "float32")):
+    with T.Kernel(1, threads=1) as bx:
+        for k in T.serial(37):
+            for ii in T.unroll(4):
+                for jj in T.vectorized(48):
+                    C[ii, jj] = C[ii, jj] + A[ii, k] * B[k, jj]
+"""
+
+
+@pytest.mark.skipif(host().name != "avx512", reason="AVX-512 hosts only (48 = 3 zmm lanes)")
+def test_a_register_tile_row_of_three_vectors_is_three_registers(tmp_path):
+    # NR = 48 is no power of two: as one <48 x float> LLVM widened it to 64 lanes and
+    # shuffled every step (30x slower); the micro-kernel keeps three <16 x float> a row
+    path = tmp_path / "tile.tl"
+    path.write_text(THREE_VECTOR_ROWS)
+    kern = tilelang.compile(str(path))
+    loop = hot_loop(kern.asm())
+    mnemonics = [m for m, _ in loop]
+    assert not [m for m in mnemonics if not ALLOWED.match(m)]
+    assert sum(bool(FMA.match(m)) for m in mnemonics) % 12 == 0
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((4, 37), np.float32), rng.standard_normal((37, 48), np.float32)
+    c = rng.standard_normal((4, 48), np.float32)
+    want = c.astype(np.float64) + a.astype(np.float64) @ b
+    kern(a, b, c)
+    np.testing.assert_allclose(c, want, rtol=1e-5, atol=1e-4)

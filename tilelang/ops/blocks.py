@@ -1,33 +1,40 @@
-"""Cache blocking for the library GEMM: BLOCK_M/N/K (BLIS's MC/NC/KC) from the host's
-machine description (targets/cpu/machine.py).
+"""Cache blocking for the library GEMM: BLOCK_M/N/K from the host's machine description
+(targets/cpu/machine.py), chosen by a small cost model.
 
-The micro-kernels of a block walk B's NR-wide panels, and for each panel every MR-row
-tile of A. So one panel of B (BLOCK_K x NR floats) is reused from L1 by all the rows:
-BLOCK_K makes it fill L1 (half of L1 ran 1-3% slower: twice the k steps, each with its
-copies and C-tile round trips). The whole A tile (BLOCK_M x BLOCK_K) is swept once per
-panel, from L2: it takes up to two thirds of L2, the C column and the next B panel
-stream beside it. B's tile is read once per k step and need not stay anywhere, so
-BLOCK_N is as wide as the C fragment (on the stack) allows: A is packed once per block
-column, B once per block row. Each size is then evened out over the blocks its
-dimension needs, so a ragged size wastes at most a register tile per block instead of
-most of a block (every block computes its whole tile, past-the-edge rows as zeros), and
-the grid is split further until every thread has a few blocks.
+Within a block the register tiles walk row panels: the MR x BLOCK_K panel of A is
+copied right before its tiles while the packed BLOCK_K x NR panels of B stream past it
+from L2; BLOCK_K makes one B panel about fill L1 (sized for A's panel and B's together,
+256 rather than 342 at n = 2048 on a 48 KiB L1, it ran no faster in the same run).
+Across blocks, what costs is copying: every block copies its A rows once per k step and
+packs its B tile once per k step, so A is copied N / BLOCK_N times over and B M / BLOCK_M times. On this kind of
+kernel the copies are the main loss besides the micro-kernel itself (measured on a
+2-port AVX-512 core at n = 2048, blocks 518 x 688: the same kernel with its copies
+taken out of the k loop ran 16% faster), so blocks are as large as the block's memory
+allows: its B tile, C fragment and A row panel live on the stack of the launching
+thread (`_STACK_BUDGET`). A block also computes whole register tiles past the matrix's edge
+(zeros), so sizes are multiples of MR and NR that split each dimension evenly; and the
+blocks are dealt to the threads in the runtime's chunks, so a count that leaves a
+thread idle at the end costs what that thread does not do. `_cost` weighs the three.
 """
 from __future__ import annotations
+
+from functools import lru_cache
 
 from ..targets.cpu.machine import host
 from ..runtime.launch import CHUNKS_PER_THREAD, default_num_threads
 
 _FLOAT_BITS = 32
+_BYTES = 4
 # Below this much work per thread, waking another thread costs more than it saves: 2 x
 # 192^3 ran at 29 GFLOP/s on two threads and 37 on one, 2 x 320^3 at 85 and 68
 _MIN_FLOP_PER_THREAD = 32_000_000
-_BLOCKS_PER_THREAD = 3
-_MAX_BLOCK_M_TILES = 48     # bounds the C fragment (BLOCK_M x BLOCK_N, on the stack)
-# 704 rather than 512 ran ~1% faster at 2048^3 and 1025^3 on one thread and ~10% at
-# 257x4097x513 on two; the C fragment is then at most 672 x 704 floats (1.9 MB of the
-# thread's stack)
-_MAX_BLOCK_N = 704
+# One block's B tile, C fragment and A row panel (float32, on the stack of the thread
+# that runs it: a thread's stack is 8 MiB by default on Linux, shared with its callers)
+_STACK_BUDGET = 4 << 20
+# The cost of copying, per element copied per multiply-add of the block (1/BLOCK_M +
+# 1/BLOCK_N per k step): 0.16 at 1/518 + 1/688, measured as above
+_COPY_WEIGHT = 47.0
+_SEARCH = 12            # block counts tried per dimension beyond the fewest that fit
 
 
 def launch_threads(m: int, n: int, k: int, num_threads: int | None) -> int:
@@ -39,7 +46,10 @@ def launch_threads(m: int, n: int, k: int, num_threads: int | None) -> int:
 
 
 def choose_blocks(m: int, n: int, k: int, tile_size=None, block=None,
-                  num_threads: int | None = None) -> tuple[int, int, int]:
+                  num_threads: int | None = None, k_step: int = 1) -> tuple[int, int, int]:
+    """(BLOCK_M, BLOCK_N, BLOCK_K); BLOCK_K a multiple of `k_step` (2 for bf16, whose
+    register tiles may take k steps in pairs: an odd BLOCK_K leaves a lone last step
+    per block to a slower tile)."""
     if block is not None:
         bm, bn, bk = (int(x) for x in block)
         if min(bm, bn, bk) < 1:
@@ -47,39 +57,72 @@ def choose_blocks(m: int, n: int, k: int, tile_size=None, block=None,
         return bm, bn, bk
     machine = host()
     mr, nr = machine.register_tile(_FLOAT_BITS)
-    lanes = machine.lanes(_FLOAT_BITS)
     # BLOCK_K need not be a multiple of anything (the micro-kernel's k loop takes any
     # trip count, and B's panels stay aligned whatever their length), and every
     # zero-padded k step past K is a whole wasted rank-1 update of the block: split K
     # exactly (K = 1000 -> 8 x 125, not 8 x 128; 1025 -> 9 x 114, not 9 x 120).
-    bk = _even(k, _clamp(machine.l1d // (nr * 4), 64, 512), 1)
+    bk = _even(k, _clamp(machine.l1d // (nr * _BYTES), 64, 512), k_step)
     if tile_size is not None:
         if int(tile_size) < 1:
             raise ValueError(f"gemm: tile_size must be positive, got {tile_size}")
         return int(tile_size), int(tile_size), bk
-    bm_target = _clamp(machine.l2 * 2 // 3 // (bk * 4) // mr * mr, mr, _MAX_BLOCK_M_TILES * mr)
-    bn_target = _MAX_BLOCK_N // nr * nr
-    gm, gn = _count(m, bm_target), _count(n, bn_target)
     # the threads the launch will use (TILELANG_NUM_THREADS or all cores): blocks cut
     # for two threads run ~15% slower on one
     threads = num_threads or default_num_threads()
-    want = _BLOCKS_PER_THREAD * threads
-    while gm * gn < want and (gm < _count(m, mr) or gn < _count(n, lanes)):
-        if m / gm >= n / gn and gm < _count(m, mr):
-            gm += 1
-        else:
-            gn += 1
-    # The runtime hands each thread chunks of about n / (threads * CHUNKS) blocks: a
-    # block count that is a multiple of threads * CHUNKS gives every thread the same
-    # number of whole chunks (no thread idles at the end while another finishes two).
-    rounds = threads * CHUNKS_PER_THREAD
-    if threads > 1 and (gm * gn) % rounds and gm * gn < 8 * rounds:
-        grids = [(gm + a, gn + b) for a in range(4) for b in range(4)
-                 if gm + a <= _count(m, mr) and gn + b <= _count(n, lanes)
-                 and ((gm + a) * (gn + b)) % rounds == 0]
-        if grids:
-            gm, gn = min(grids, key=lambda g: (g[0] * g[1], abs(g[0] - g[1])))
-    return _round_up(_count(m, gm), mr), _round_up(_count(n, gn), lanes), bk
+    lanes = machine.lanes(_FLOAT_BITS)
+    bm, bn = _best_grid(m, n, bk, mr, nr if n >= nr else lanes, threads)
+    return bm, bn, bk
+
+
+@lru_cache(maxsize=256)
+def _best_grid(m: int, n: int, bk: int, mr: int, nr: int, threads: int) -> tuple[int, int]:
+    """The (BLOCK_M, BLOCK_N) of least `_cost` among the grids that fit the budget."""
+    best = None
+    for gm in _counts(m, mr, bk, nr):
+        bm = _round_up(_count(m, gm), mr)
+        for gn in _counts(n, nr, bk, bm):
+            bn = _round_up(_count(n, gn), nr)
+            if _arena(bm, bn, bk, mr) > _STACK_BUDGET and (bm > mr or bn > nr):
+                continue
+            cost = _cost(m, n, bm, bn, threads)
+            if best is None or cost < best[0]:
+                best = (cost, bm, bn)
+    return best[1], best[2]
+
+
+def _counts(size: int, step: int, bk: int, other: int) -> range:
+    """Block counts along a dimension of `size`: from the fewest whose blocks could fit
+    the budget (beside a block of `other` along the other dimension) up `_SEARCH` more,
+    and never past one register tile per block."""
+    widest = max(step, (_STACK_BUDGET // _BYTES) // (other + bk))
+    lo = _count(size, widest)
+    return range(lo, min(lo + _SEARCH, _count(size, step)) + 1)
+
+
+def _arena(bm: int, bn: int, bk: int, mr: int) -> int:
+    """The block's stack: B's tile, the C fragment and A's row panel (the tiling pass
+    sinks A's copy into the row panels, so the block holds MR rows of A, not BM)."""
+    return _BYTES * (mr * bk + bk * bn + bm * bn)
+
+
+def _cost(m: int, n: int, bm: int, bn: int, threads: int) -> float:
+    """Time of the whole GEMM in multiply-adds of useful work: the padded area, the
+    copies, and the rounds of blocks the slowest thread runs."""
+    gm, gn = _count(m, bm), _count(n, bn)
+    padded = gm * bm * gn * bn / (m * n)
+    copies = 1.0 + _COPY_WEIGHT * (1.0 / bm + 1.0 / bn)
+    return padded * copies * _imbalance(gm * gn, threads)
+
+
+def _imbalance(blocks: int, threads: int) -> float:
+    """How much longer than an even split the runtime's chunks take: the busiest thread
+    runs ceil(chunks / threads) chunks (runtime/launch.py hands out chunks of
+    ceil(blocks / (threads * CHUNKS_PER_THREAD)) blocks)."""
+    workers = min(threads, blocks)
+    chunk = _count(blocks, workers * CHUNKS_PER_THREAD)
+    chunks = _count(blocks, chunk)
+    rounds = _count(chunks, workers)
+    return rounds * chunk * threads / blocks
 
 
 def _even(size: int, target: int, step: int) -> int:

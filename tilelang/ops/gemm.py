@@ -2,7 +2,9 @@
 
 The inputs are brought to the storage dtype `precision` names (fp32, fp16, bf16; fp8 goes
 through the block-scaled kernel of `fp8.py`), the kernel converts them to float32 while it
-copies tiles into its shared buffers (the packing step) and accumulates in float32.
+copies tiles into its shared buffers (the packing step) and accumulates in float32; bf16
+keeps its pairs for the CPU's bf16 dot product where the host's measured peaks say it
+pays (`targets/cpu/machine.py`, `with_measured`), still accumulating in float32.
 Block sizes come from the CPU machine description unless the caller gives `tile_size`
 (BLOCK_M = BLOCK_N) or `block=(BLOCK_M, BLOCK_N, BLOCK_K)`.
 """
@@ -44,7 +46,8 @@ def gemm(A, B, precision: str = "fp32", tile_size: int | None = None, *, block=N
                          f"op(B) is {b.shape}")
     m, n = a.shape[0], b.shape[1]
     threads = launch_threads(m, n, a.shape[1], num_threads)
-    bm, bn, bk = choose_blocks(m, n, a.shape[1], tile_size, block, threads)
+    bm, bn, bk = choose_blocks(m, n, a.shape[1], tile_size, block, threads,
+                               k_step=2 if in_dtype == "bfloat16" else 1)
     k = _build.kernel("gemm.tl", BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk,
                       in_dtype=in_dtype, out_dtype=out_dtype)
     c = output(out, (m, n), out_dtype)

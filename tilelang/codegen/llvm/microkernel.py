@@ -12,7 +12,8 @@ where C's element does not depend on k, `a` does not depend on jj and `b` is a l
 contiguous in jj. LLVM's own vectoriser would pick the wrong loop here (it gathers
 along k), so this module emits the micro-kernel directly:
 
-  * the MR accumulator rows `<NR x float>` start at zero, are carried in registers
+  * the MR accumulator rows `<NR x float>` (a non-power-of-two NR as several vectors)
+    start at zero, are carried in registers
     (phi nodes) through the k loop and added into C once after it (C's rows are
     prefetched before the loop, so loading them costs no stall);
   * per k, the row of B is one vector load, reused by all MR rows; each row's `a` is
@@ -104,13 +105,17 @@ def _accumulation(store: Store):
     return None
 
 
+_WIDENED = ("float16", "bfloat16")
+
+
 def _vector_load(e, dtype: str):
-    """(the Load, whether it is widened) when `e` is a load of `dtype`, or a Cast to it
-    of a float16 load (F16C widens vectors in one instruction)."""
+    """(the Load, whether it is widened) when `e` is a load of `dtype`, or a Cast to
+    float32 of a float16 load (F16C widens vectors in one instruction) or a bfloat16
+    one (a shift)."""
     if isinstance(e, Load) and e.dtype == dtype and e.buffer.dtype == dtype:
         return e, False
-    if isinstance(e, Cast) and e.dtype == dtype and isinstance(e.value, Load) \
-            and e.value.buffer.dtype == "float16" and e.value.dtype == "float16":
+    if isinstance(e, Cast) and e.dtype == dtype == "float32" and isinstance(e.value, Load) \
+            and e.value.buffer.dtype in _WIDENED and e.value.dtype == e.value.buffer.dtype:
         return e.value, True
     return None, False
 
@@ -145,14 +150,23 @@ def _zero(e) -> bool:
 
 # ----------------------------------------------------------------------------- emission
 
+def _chunk(nr: int) -> int:
+    """The lanes of one accumulator vector: all NR when NR is a power of two, else its
+    largest power-of-two divisor (LLVM widens a `<48 x float>` to 64 lanes and shuffles
+    every operation; three `<16 x float>` are three registers)."""
+    return nr if nr & (nr - 1) == 0 else nr & -nr
+
+
 class _Emitter:
     def __init__(self, em, tile: _Tile):
         self.em, self.t = em, tile
         self.dtype = tile.store.buffer.dtype
         self.scalar = compute_type(self.dtype)
-        self.vec = ir.VectorType(self.scalar, tile.nr)
+        self.width = _chunk(tile.nr)
+        self.chunks = tile.nr // self.width
+        self.vec = ir.VectorType(self.scalar, self.width)
         suffix = "f64" if self.dtype == "float64" else "f32"
-        self.fma = intrinsic(em.b.module, f"llvm.fma.v{tile.nr}{suffix}", self.vec,
+        self.fma = intrinsic(em.b.module, f"llvm.fma.v{self.width}{suffix}", self.vec,
                              [self.vec] * 3)
 
     @property
@@ -163,16 +177,19 @@ class _Emitter:
         if var is not None:
             self.em.ctx.env[var] = ir.Constant(compute_type(var.dtype), value)
 
-    def vector_ptr(self, buf, indices):
-        """Address of the jj = 0 element (the vector's first lane) and its alignment."""
-        self.bind(self.t.jj, 0)
+    def vector_ptr(self, buf, indices, chunk: int = 0):
+        """Address of the first lane of accumulator vector `chunk` (jj = chunk * width)
+        and its alignment."""
+        self.bind(self.t.jj, chunk * self.width)
         ptr, _ = self.em.address(buf, indices)
         return ptr, dtypes.nbytes(buf.dtype)
 
     def c_rows(self):
+        """The C vectors, row by row, each row's `chunks` vectors left to right."""
         for r in range(self.t.mr):
             self.bind(self.t.ii, r)
-            yield self.vector_ptr(self.t.store.buffer, self.t.store.indices)
+            for c in range(self.chunks):
+                yield self.vector_ptr(self.t.store.buffer, self.t.store.indices, c)
 
     def emit(self) -> None:
         em, b, t = self.em, self.b, self.t
@@ -216,32 +233,45 @@ class _Emitter:
             b.store(b.fadd(c, out), p, align=al)
 
     def prefetch(self, ptrs) -> None:
-        """Prefetch every cache line of the C rows at `ptrs` into L1, for writing."""
-        row_bytes = self.t.nr * dtypes.nbytes(self.dtype)
-        for p in ptrs:
-            prefetch.lines(self.b, p, range(0, row_bytes, 64), write=True, locality=3)
+        c_rows_prefetch(self.b, ptrs, self.width * dtypes.nbytes(self.dtype))
 
     def step(self, accs):
-        """One k iteration: the B row once, then one broadcast and FMA per C row."""
+        """One k iteration: the B row once, then one broadcast and FMA per C vector."""
         t, b = self.t, self.b
         b_row = None
         out = []
-        for r, acc in enumerate(accs):
+        for r in range(t.mr):
             self.bind(t.ii, r)
             if b_row is None or (t.ii is not None and _uses(t.b.indices, t.ii)):
-                b_row = self.load_b()
+                b_row = [self.load_b(c) for c in range(self.chunks)]
             a = self.em.expr_as(t.a, self.dtype)
             splat = b.shuffle_vector(
                 b.insert_element(ir.Constant(self.vec, ir.Undefined), a, ir.Constant(I64, 0)),
                 ir.Constant(self.vec, ir.Undefined),
-                ir.Constant(ir.VectorType(ir.IntType(32), t.nr), [0] * t.nr))
-            out.append(b.call(self.fma, [splat, b_row, acc]))
+                ir.Constant(ir.VectorType(ir.IntType(32), self.width), [0] * self.width))
+            for c in range(self.chunks):
+                acc = accs[r * self.chunks + c]
+                out.append(b.call(self.fma, [splat, b_row[c], acc]))
         return out
 
-    def load_b(self):
+    def load_b(self, chunk: int):
         t, b = self.t, self.b
-        ptr, align = self.vector_ptr(t.b.buffer, t.b.indices)
+        ptr, align = self.vector_ptr(t.b.buffer, t.b.indices, chunk)
+        lanes = self.width
         if not t.b_cast:
             return b.load(ptr, typ=self.vec, align=align)
-        raw = b.load(ptr, typ=ir.VectorType(storage_type("float16"), t.nr), align=align)
-        return b.fpext(raw, self.vec)
+        narrow = t.b.buffer.dtype
+        raw = b.load(ptr, typ=ir.VectorType(storage_type(narrow), lanes), align=align)
+        if narrow == "float16":
+            return b.fpext(raw, self.vec)
+        # bfloat16 is the top half of a float32
+        wide = b.shl(b.zext(raw, ir.VectorType(ir.IntType(32), lanes)),
+                     ir.Constant(ir.VectorType(ir.IntType(32), lanes), [16] * lanes))
+        return b.bitcast(wide, self.vec)
+
+
+def c_rows_prefetch(b: ir.IRBuilder, ptrs, row_bytes: int) -> None:
+    """Prefetch every cache line of the C rows at `ptrs` into L1, for writing: they
+    are added into once after the k loop, whose FMAs hide the fetch."""
+    for p in ptrs:
+        prefetch.lines(b, p, range(0, row_bytes, 64), write=True, locality=3)

@@ -80,9 +80,14 @@ class CpuTarget(Target):
                 "features": features}
 
     def machine(self):
-        """The machine description (`machine.py`) the register tiles are chosen for."""
+        """The machine description (`machine.py`) the register tiles are chosen for: for
+        the host, with what its measured peaks say pays (`machine.with_measured`)."""
         from . import machine
-        return machine.for_llvm_target(self.llvm_cpu, self.features) or machine.host()
+        named = machine.for_llvm_target(self.llvm_cpu, self.features)
+        if named is not None:
+            return named
+        from .host import read_memo
+        return machine.with_measured(machine.host(), read_memo("peaks"))
 
     # ------------------------------------------------------------------ compiling
 
@@ -92,7 +97,8 @@ class CpuTarget(Target):
 
     def key_parts(self) -> dict:
         from .host import llvmlite_fingerprint
-        return {"target": self.name, **self.resolved(), "machine": self.machine().name,
+        from .machine import fingerprint
+        return {"target": self.name, **self.resolved(), "machine": fingerprint(self.machine()),
                 "llvmlite": llvmlite_fingerprint()}
 
     def codegen(self, lowered, options):
