@@ -1,7 +1,8 @@
 """The reference interpreter agrees with the MLA decode kernel (tilelang/ops/mla/) on both
 targets: gathered cache blocks (a T.copy region starting at a block-table entry), dynamic
 slices (the ragged last block: rows past the stop read as 0 — the cache holds NaN there —
-and are not written) and two grids in sequence (split, then combine).
+and are not written) and two grids in sequence (split, then combine); on tcsim also the
+overlapped schedule it runs (`mla_decode_ws`).
 
 The inputs are FlashMLA's test data (tests/mla/cases.py) and a real schedule, given to
 the differential check as they are: drawn integers would not be a consistent block table.
@@ -37,14 +38,16 @@ def _arguments(q, kv, table, lens, parts):
             lse, 576 ** -0.5 * interface.LOG2E, s_q, rows // s_q, stride]
 
 
-@pytest.mark.parametrize("target", sorted(DEFINES))
-def test_mla_decode_on_both_targets(target):
+@pytest.mark.parametrize("target, kernel", [("cpu", "mla_decode"),
+                                            ("tcsim:tiny", "mla_decode"),
+                                            ("tcsim:tiny", "mla_decode_ws")])
+def test_mla_decode_on_both_targets(target, kernel):
     """Three requests, some empty, split over three parts (a request cut in two is
     merged by the combine grid); NaN in every cache slot past a request's length."""
     q, kv, table, lens = make_case(3, 1, 16, 1, 100, zero=True, seed=21)
     with open(TEXT, encoding="utf-8") as f:
         text = f.read()
-    verdict = check(text, {}, kernel="mla_decode", defines=DEFINES[target],
+    verdict = check(text, {}, kernel=kernel, defines=DEFINES[target],
                     targets=(target,), stages="bisect", filename="mla_decode.tl",
                     inputs=_arguments(q, kv, table, lens, parts=3))
     assert verdict.kind == "ok", str(verdict)

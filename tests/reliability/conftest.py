@@ -1,15 +1,8 @@
-"""Fixtures of the reliability tests: a private cache and a `tilec` run in a subprocess
-(a crash there must fail the test, not take pytest down with it)."""
+"""Fixtures of the reliability tests: a private cache, `tilec` in this process
+(reliability_support.py runs it in a subprocess)."""
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="session")
@@ -23,24 +16,6 @@ def private_cache(shared_cache, monkeypatch):
     monkeypatch.delenv("TILELANG_DISABLE_CACHE", raising=False)
     monkeypatch.delenv("TILELANG_LOG", raising=False)
     return shared_cache
-
-
-def run_python(code: str, *, timeout: float = 300, env: dict | None = None,
-               cwd=None) -> subprocess.CompletedProcess:
-    """Run `code` in a fresh interpreter (the test's environment, plus `env`)."""
-    full = dict(os.environ, **(env or {}))
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=timeout, env=full, cwd=cwd or ROOT)
-
-
-def run_tilec(*args, timeout: float = 300, env: dict | None = None,
-              cwd=None) -> subprocess.CompletedProcess:
-    """`tilec ARGS` in a subprocess (exit code, stdout, stderr)."""
-    code = "import sys; from tilelang.cli import main; sys.exit(main())"
-    full = dict(os.environ, **(env or {}))
-    return subprocess.run([sys.executable, "-c", code, *map(str, args)],
-                          capture_output=True, text=True, timeout=timeout, env=full,
-                          cwd=cwd or ROOT)
 
 
 @pytest.fixture

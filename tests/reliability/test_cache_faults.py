@@ -19,7 +19,7 @@ import pytest
 
 from tilelang.driver import STATS, cachecmd, compile_source, store
 
-from conftest import ROOT, run_python, run_tilec
+from reliability_support import ROOT, run_python, run_tilec
 
 VADD = textwrap.dedent("""\
     import tilelang.language as T

@@ -10,7 +10,7 @@ import textwrap
 
 import tilelang
 
-from conftest import ROOT, run_python, run_tilec
+from reliability_support import ROOT, run_python, run_tilec
 
 BIG = textwrap.dedent("""\
     import tilelang.language as T

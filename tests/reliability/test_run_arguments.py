@@ -7,7 +7,7 @@ import textwrap
 
 import pytest
 
-from conftest import ROOT
+from reliability_support import ROOT
 
 GEMM = ROOT / "examples" / "gemm.tl"
 VADD = ROOT / "examples" / "vector_add.tl"
