@@ -6,7 +6,7 @@ This module only re-exports; compiler parts load on first use so that
 from .version import __version__
 
 __all__ = ["kernel", "jit", "compile", "load", "language", "autotune", "TensorSupplyType",
-           "__version__"]
+           "PassConfigKey", "cdiv", "next_power_of_2", "__version__"]
 
 
 def __getattr__(name):
@@ -22,7 +22,13 @@ def __getattr__(name):
     if name == "TensorSupplyType":
         from .profiler.supply import TensorSupplyType
         return TensorSupplyType
-    if name in ("profiler", "autotuner"):
+    if name == "PassConfigKey":
+        from .passconfig import PassConfigKey
+        return PassConfigKey
+    if name in ("cdiv", "next_power_of_2"):
+        from . import math as _math
+        return getattr(_math, name)
+    if name in ("profiler", "autotuner", "layout", "math"):
         import importlib
         return importlib.import_module(f".{name}", __name__)
     if name == "language":

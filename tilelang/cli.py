@@ -163,9 +163,19 @@ def source_options(fn):
         click.option("--target", default=None, help=_target_help()),
         click.option("--error-format", type=click.Choice(["human", "json"]), default="human",
                      show_default=True, help="How diagnostics are printed."),
+        strict_dtypes_option,
     ]):
         fn = decorator(fn)
     return fn
+
+
+def _set_strict(ctx, _param, value):
+    ctx.meta["strict_dtypes"] = bool(value)
+
+
+strict_dtypes_option = click.option(
+    "--strict-dtypes", is_flag=True, expose_value=False, callback=_set_strict,
+    help="Mixed dtypes are errors (write T.cast) instead of following TVM's promotion.")
 
 
 no_memory_reuse_option = click.option(
@@ -198,7 +208,8 @@ def _echo_text(text: str) -> None:
 
 def _options(**kwargs):
     from .driver import make_options
-    return make_options(**kwargs)
+    strict = click.get_current_context().meta.get("strict_dtypes", False)
+    return make_options(strict_dtypes=strict, **kwargs)
 
 
 # ----------------------------------------------------------------------------- commands

@@ -21,7 +21,7 @@ __all__ = ["kernel", "jit", "compile", "KernelFunction", "JITFactory"]
 
 # Keywords of the decorators and `compile` that are compile options, not defines.
 _OPTION_NAMES = ("target", "opt", "cpu", "features", "verify_each", "dump_after", "dump_dir",
-                 "memory_reuse", "raster")
+                 "memory_reuse", "raster", "fast_math", "strict_dtypes")
 
 
 def _split_options(kwargs: dict) -> tuple[dict, dict]:
@@ -35,9 +35,10 @@ class KernelFunction:
     through the disk cache on first call, then called like the runtime kernel."""
 
     def __init__(self, *, pyfunc=None, text=None, filename="<string>", out_idx=None,
-                 defines=None, kernel=None, **options):
+                 defines=None, kernel=None, parser=None, **options):
         from .driver import make_options
         self._pyfunc, self._text, self._filename = pyfunc, text, filename
+        self._parser = parser          # options -> Module, for a current-style jit body
         self.out_idx = out_idx
         self.options = make_options(defines=defines, kernel=kernel, **options)
         self._module = None
@@ -55,7 +56,9 @@ class KernelFunction:
         if self._module is None:
             from .driver import stages
             try:
-                if self._pyfunc is not None:
+                if self._parser is not None:
+                    self._module = self._parser(self.options)
+                elif self._pyfunc is not None:
                     self._module = stages.parse_pyfunc(self._pyfunc, self.options)
                 else:
                     self._module = stages.parse_text(self._text, self._filename, self.options)
@@ -175,28 +178,67 @@ def kernel(fn=None, *, out_idx=None, **kwargs):
 
 
 class JITFactory:
-    """TileLang's factory form: `factory(*params)` returns a `@T.prim_func`; each distinct
-    parameter tuple is compiled once (and cached on disk across processes)."""
+    """TileLang's `@tilelang.jit`. The factory form: `factory(*params)` returns a
+    `@T.prim_func`; each distinct parameter tuple is compiled once (and cached on disk
+    across processes). The current style — the function is the kernel (`T.const` sizes,
+    `T.empty` outputs, `return C`) — is served by `eager.EagerJIT`: a call compiles for
+    the arguments' shapes and runs, `.compile(M=..., block_M=...)` gives the kernel."""
 
     def __init__(self, factory, out_idx=None, **kwargs):
+        from . import jit_options
         self.factory = factory
         self.out_idx = out_idx
-        self.options, self.defines = _split_options(kwargs)
+        jit = jit_options.parse(kwargs)
+        jit_options.check_defines(jit.defines, _parameters(factory),
+                                  getattr(factory, "__name__", "jit"))
+        self.options, self.defines = jit.compile, jit.defines
+        self.verbose, self.debug_root_path = jit.verbose, jit.debug_root_path
         self._kernels: dict = {}
+        self._eager = None
         self.__name__ = getattr(factory, "__name__", "jit")
         self.__doc__ = getattr(factory, "__doc__", None)
         self.__wrapped__ = factory
 
-    def __call__(self, *args, **kwargs) -> KernelFunction:
+    @property
+    def eager(self):
+        """The current-style implementation, or None for a factory."""
+        if self._eager is None:
+            from .eager import EagerJIT, is_eager
+            self._eager = EagerJIT(self) if is_eager(self.factory) else False
+        return self._eager or None
+
+    def __call__(self, *args, **kwargs):
+        if self.eager is not None:
+            return self.eager.call(args, kwargs)
         key = self._key(args, kwargs)
         k = self._kernels.get(key)
         if k is None:
             pyfunc = self.factory(*args, **kwargs)
             _check_function(pyfunc, f"the @tilelang.jit factory `{self.__name__}`",
                             returned=True)
-            k = KernelFunction(pyfunc=pyfunc, out_idx=self.out_idx, defines=self.defines,
-                               **self.options).compile()
+            k = self.make_kernel(pyfunc=pyfunc, out_idx=self.out_idx)
             self._kernels[key] = k
+        return k
+
+    def compile(self, *args, **kwargs) -> KernelFunction:
+        """The compiled kernel for these parameters (TileLang's `.compile`): the factory's
+        arguments, or in the current style the compile-time parameters and the T.const
+        sizes by name (`matmul.compile(M=1024, N=1024, K=1024, block_M=128, ...)`)."""
+        if self.eager is not None:
+            return self.eager.compile(args, kwargs)
+        return self(*args, **kwargs)
+
+    def make_kernel(self, **kwargs) -> KernelFunction:
+        """A compiled KernelFunction with this decorator's options (`verbose` reports the
+        compile, `debug_root_path` receives the kernel's IR)."""
+        k = KernelFunction(defines=self.defines, **self.options, **kwargs)
+        if self.verbose:
+            import sys
+            print(f"tilelang.jit: compiling `{self.__name__}` for {k.options.target}",
+                  file=sys.stderr)
+        k.compile()
+        if self.debug_root_path:
+            _write_debug(k, self.debug_root_path)
         return k
 
     def _key(self, args, kwargs):
@@ -214,7 +256,8 @@ class JITFactory:
 
 
 def jit(fn=None, *, out_idx=None, **kwargs):
-    """`@tilelang.jit` / `@tilelang.jit(out_idx=[-1], target=...)` on a factory."""
+    """`@tilelang.jit` / `@tilelang.jit(out_idx=[-1], target=..., pass_configs=...)` on a
+    factory or a current-style kernel; an unknown keyword is an error (TL0780)."""
     def wrap(factory):
         _check_function(factory, "@tilelang.jit")
         return JITFactory(factory, out_idx=out_idx, **kwargs)
@@ -272,6 +315,20 @@ def _check_function(obj, where: str, returned: bool = False) -> None:
         raise TileLangError(Diagnostic(
             NOT_A_KERNEL, f"{where} {verb} a {type(obj).__name__}, not a function",
             help="a factory must define a `@T.prim_func` and return it" if returned else None))
+
+
+def _parameters(fn) -> list:
+    try:
+        return list(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):
+        return []
+
+
+def _write_debug(k: KernelFunction, root: str) -> None:
+    """`debug_root_path`: the kernel's IR as `.tl` text, one file per kernel."""
+    os.makedirs(root, exist_ok=True)
+    with open(os.path.join(root, f"tilelang_jit_program_{k.name}.tl"), "w") as f:
+        f.write(k.ir())
 
 
 def _freeze(value):

@@ -5,14 +5,23 @@ L = BODY_LINE
 
 
 def test_tl0201_mixed_dtypes():
+    # TVM's promotion converts fp16 to fp32; the strict option keeps the old error
     src = kernel_source("F[0, 0] = F[0, 0] + H[0, 0]")
-    d = check_at(src, "TL0201", "mixed dtypes: float32 and float16", L, "+", help="T.cast")
+    d = check_at(src, "TL0201", "mixed dtypes: float32 and float16", L, "+", help="T.cast",
+                 strict_dtypes=True)
     assert [l.message for l in d.secondary] == ["float32", "float16"]
+
+
+def test_tl0201_two_float8_formats_have_no_rule():
+    src = kernel_source('E = T.alloc_fragment((4,), "float8_e4m3fn")',
+                        'G = T.alloc_fragment((4,), "float8_e5m2")', "R[0] = E[0] + G[0]")
+    check_at(src, "TL0201", "mixed dtypes: float8_e4m3fn and float8_e5m2", L + 2, "+")
 
 
 def test_tl0201_float_literal_with_int():
     src = kernel_source("y = x * 0.5")
-    check_at(src, "TL0201", "a float literal cannot be used as int32", L, "0.5")
+    check_at(src, "TL0201", "a float literal cannot be used as int32", L, "0.5",
+             strict_dtypes=True)
 
 
 def test_tl0202_true_division_of_ints():
@@ -89,14 +98,15 @@ def test_tl0212_reduce_destination_shape():
 
 
 def test_tl0213_tensor_shape_expression():
-    src = HEADER.replace('A: T.Tensor((N, 64)', 'A: T.Tensor((N * 2, 64)')
-    check_at(src, "TL0213", "a tensor shape entry must be", 8, "N * 2")
+    # an integer expression of sizes is a shape entry (`N * 2`); a float one is not
+    src = HEADER.replace('A: T.Tensor((N, 64)', 'A: T.Tensor((N * 0.5, 64)')
+    check_at(src, "TL0213", "a tensor shape entry must be", 8, "N * 0.5")
 
 
 def test_tl0214_store_dtype():
     src = kernel_source("H[0, 0] = F[0, 0]")
     check_at(src, "TL0214", "value has dtype float32 but `H` is float16", L, "F[0, 0]",
-             help="T.cast")
+             help="T.cast", strict_dtypes=True)
 
 
 def test_tl0215_buffer_as_scalar():

@@ -38,7 +38,7 @@ def test_globals_macros_and_scalar_params():
 
 def test_diagnostic_points_into_the_py_file():
     with pytest.raises(TileLangError) as info:
-        parse_function(P.bad_mixed)
+        parse_function(P.bad_mixed, strict_dtypes=True)
     d = info.value.diagnostics[0]
     line, _ = _line_of(P.bad_mixed, "B[bx * BLOCK + i] = A[")
     text = inspect.getsourcelines(P.bad_mixed)[0][line - inspect.getsourcelines(P.bad_mixed)[1]]
@@ -79,7 +79,8 @@ def test_constants_argument_overrides_globals():
 
 def test_constants_given_as_command_line_text():
     with pytest.raises(TileLangError) as info:        # alpha stays float32: now mixed
-        parse_function(P.vec_scale, constants={"BLOCK": "16", "DTYPE": "bf16"})
+        parse_function(P.vec_scale, constants={"BLOCK": "16", "DTYPE": "bf16"},
+                       strict_dtypes=True)
     assert info.value.code == "TL0201"
     func = parse_function(P.vec_scale, constants={"BLOCK": "16", "DTYPE": "float"}).funcs[0]
     alloc = func.body.stmts[0].body.stmts[0]

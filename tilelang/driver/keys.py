@@ -70,6 +70,7 @@ def _digest(parts: dict) -> str:
 def _option_parts(options) -> dict:
     return {"defines": [list(d) for d in options.defines], "opt": options.opt,
             "memory_reuse": options.memory_reuse, "raster": options.raster,
+            "fast_math": options.fast_math, "strict_dtypes": options.strict_dtypes,
             "target": options.target.key_parts(), "compiler": compiler_identity()}
 
 

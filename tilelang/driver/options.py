@@ -29,6 +29,8 @@ class Options:
     verify_each: bool = False
     memory_reuse: bool = True       # the memory_reuse pass (off: every buffer on its own)
     raster: int = 0                 # tcsim: launch blocks in panels of this many grid rows
+    fast_math: bool = False         # float reassociation / approximate functions allowed
+    strict_dtypes: bool = False     # mixed dtypes are errors instead of TVM's promotion
 
     def defines_dict(self) -> dict:
         return dict(self.defines)
@@ -36,7 +38,8 @@ class Options:
 
 def make_options(*, defines=None, target=None, opt=3, kernel=None, cpu=None, features=None,
                  dump_after=(), dump_dir=None, verify_each=False,
-                 memory_reuse=None, raster=0) -> Options:
+                 memory_reuse=None, raster=0, fast_math=False,
+                 strict_dtypes=False) -> Options:
     """`target`: a spec (`targets.get`; None: the default target) or a Target; `cpu` /
     `features` are the cpu spec's aliases. `memory_reuse=None` follows
     TILELANG_DISABLE_MEMORY_REUSE (on unless it is 1)."""
@@ -52,7 +55,8 @@ def make_options(*, defines=None, target=None, opt=3, kernel=None, cpu=None, fea
                    dump_dir=None if dump_dir is None else str(dump_dir),
                    verify_each=bool(verify_each),
                    memory_reuse=memory_reuse_default() if memory_reuse is None
-                   else bool(memory_reuse), raster=raster)
+                   else bool(memory_reuse), raster=raster, fast_math=bool(fast_math),
+                   strict_dtypes=bool(strict_dtypes))
 
 
 def memory_reuse_default() -> bool:

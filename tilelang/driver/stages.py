@@ -16,7 +16,8 @@ MEMORY_REUSE = "memory_reuse"
 
 def parse_text(text: str, filename: str, options):
     from ..frontend import parse_module
-    module = parse_module(text, filename, defines=options.defines_dict() or None)
+    module = parse_module(text, filename, defines=options.defines_dict() or None,
+                          strict_dtypes=options.strict_dtypes)
     if not module.funcs:
         raise TileLangError(Diagnostic(NO_KERNEL, f"`{filename}` defines no kernel",
                                        help="define one with `@T.prim_func`"))
@@ -25,8 +26,8 @@ def parse_text(text: str, filename: str, options):
 
 def parse_pyfunc(pyfunc, options):
     from ..frontend import parse_function
-    return select_kernel(parse_function(pyfunc, constants=options.defines_dict() or None),
-                         options.kernel)
+    return select_kernel(parse_function(pyfunc, constants=options.defines_dict() or None,
+                                        strict_dtypes=options.strict_dtypes), options.kernel)
 
 
 def select_kernel(module, kernel: str | None):

@@ -12,9 +12,10 @@ from lark import Tree, Token
 from .. import dtypes
 from ..diagnostics import codes_names as CN, codes_syntax as CS, codes_types as CT
 from ..ir.nodes import Span, Expr, Const, Var, Buffer, Binary, Unary, Load, COMPARISONS
-from ..language.names import ALL_NAMES, DTYPE_NAMES
+from ..language.names import ALL_NAMES, DTYPE_NAMES, DTYPE_ALIASES
 from .errors import fail, did_you_mean
-from .values import (Lit, DType, Str, Tup, TRef, TModule, OpaqueModule, BufRef,
+from .exprs_ext import ExprExtMixin
+from .values import (Lit, DType, Str, Tup, TRef, TModule, OpaqueModule, BufRef, NoneVal,
                      as_expr, unify, fold, describe, span_of, kind_of)
 
 
@@ -32,7 +33,7 @@ def parse_number(text: str):
     return int(text)
 
 
-class ExprMixin:
+class ExprMixin(ExprExtMixin):
     """Needs: self.scope, self.spans, self.check_symbol(var, span)."""
 
     def eval(self, tree):
@@ -70,8 +71,7 @@ class ExprMixin:
         return Lit(False, self.spans.of(tree))
 
     def _e_none(self, tree):
-        raise fail(CS.UNSUPPORTED_SYNTAX, "`None` is not a value of the tile language",
-                   self.spans.of(tree), "unsupported")
+        return NoneVal(self.spans.of(tree))          # a compile-time value only
 
     def _e_string(self, tree):
         text = "".join(ast.literal_eval(str(t)) for t in tree.children)
@@ -107,7 +107,7 @@ class ExprMixin:
             if local is None:
                 self.check_symbol(value, span)
             return replace(value, span=span)
-        if isinstance(value, (Lit, DType, Str, TModule, OpaqueModule, TRef, Tup)):
+        if isinstance(value, (Lit, DType, Str, TModule, OpaqueModule, TRef, Tup, NoneVal)):
             return replace(value, span=span)
         return value
 
@@ -118,6 +118,8 @@ class ExprMixin:
         if isinstance(base, TModule):
             if attr in DTYPE_NAMES:
                 return DType(attr, span)
+            if attr in DTYPE_ALIASES:
+                return DType(DTYPE_ALIASES[attr], span)
             if attr not in ALL_NAMES:
                 raise fail(CN.UNKNOWN_T_FUNCTION, f"`T.{attr}` is not part of the tile language",
                            self.spans.of(tree.children[1]), "unknown",
@@ -128,11 +130,14 @@ class ExprMixin:
         if isinstance(base, OpaqueModule):
             raise fail(CN.BAD_MODULE_USE, f"module `{base.name}` cannot be used in a kernel",
                        span, "Python module", help="only `tilelang.language` (T) is available")
+        value = self.attribute(base, attr, span)                 # exprs_ext.py
+        if value is not None:
+            return value
         raise fail(CS.UNSUPPORTED_SYNTAX, f"attribute access on {describe(base)} is not "
                    "supported", span, "unsupported", help="only `T.<name>` is available")
 
     # ------------------------------------------------------------------ operators
-    def _e_test(self, tree):
+    def _e_flat(self, tree):
         """A flat operator sequence (see the grammar), read by precedence climbing."""
         if len(tree.children) > 2 * MAX_OPERANDS:
             raise fail(CS.UNSUPPORTED_SYNTAX, f"expression with more than {MAX_OPERANDS} "
@@ -147,6 +152,9 @@ class ExprMixin:
         return value
 
     def binop(self, op, a, b, span, op_span):
+        special = self.compat_binop(op, a, b, span, op_span)     # exprs_ext.py
+        if special is not None:
+            return special
         if isinstance(a, Lit) and isinstance(b, Lit):
             return self._fold_lits(op, a, b, span, op_span)
         ea, eb = unify(a, b, op_span)
@@ -229,10 +237,6 @@ class ExprMixin:
         as_expr(v)
         return v
 
-    def _e_pow(self, tree):
-        raise fail(CS.UNSUPPORTED_SYNTAX, "`**` is not supported", self.spans.of(tree),
-                   "power", help="multiply explicitly, or use T.exp2 / T.exp and T.log")
-
     def _e_slice(self, tree):
         raise fail(CT.NOT_SCALAR, "a slice is not a value", self.spans.of(tree), "slice",
                    help="slices describe regions in T.copy, T.gemm, T.fill and atomics")
@@ -272,13 +276,21 @@ class ExprMixin:
 
 # Later stages walk expressions recursively: keep their depth well below Python's limit.
 MAX_OPERANDS = 256
-_PREC = {"or": 1, "and": 2, "+": 6, "-": 6, "*": 7, "/": 7, "//": 7, "%": 7}
+_PREC = {"or": 1, "and": 2, "|": 5, "^": 6, "&": 7, "<<": 8, ">>": 8, "+": 9, "-": 9,
+         "*": 10, "/": 10, "//": 10, "%": 10}
 _NOT_PREC, _CMP_PREC = 3, 4
+_CMP_TOKENS = ("COMP_OP", "IN", "NOT_IN", "IS", "IS_NOT")
+
+
+def _op_text(tok) -> str:
+    """`not in` / `is not` written with any spacing -> one spelling."""
+    return " ".join(str(tok).split())
 
 
 class _OpReader:
     """Python precedence over [not* operand (op not* operand)*]: or < and < not <
-    comparisons (chained: a < b < c is a < b and b < c) < + - < * / // %."""
+    comparisons, `in`, `is` (chained: a < b < c is a < b and b < c) < | < ^ < & <
+    << >> < + - < * / // %."""
 
     def __init__(self, builder, items):
         self.b = builder
@@ -293,7 +305,7 @@ class _OpReader:
         return None
 
     def _prec(self, tok) -> int:
-        return _CMP_PREC if tok.type == "COMP_OP" else _PREC[str(tok)]
+        return _CMP_PREC if tok.type in _CMP_TOKENS else _PREC[str(tok)]
 
     def expr(self, min_prec, after_not=False):
         """(value, span) of the longest expression whose operators bind at least as
@@ -303,7 +315,7 @@ class _OpReader:
             tok = self._peek_op()
             if tok is None or self._prec(tok) < min_prec:
                 return lhs, span
-            if tok.type == "COMP_OP":
+            if tok.type in _CMP_TOKENS:
                 lhs, span = self._comparisons(lhs, span)
                 continue
             self.pos += 1
@@ -330,10 +342,11 @@ class _OpReader:
     def _comparisons(self, lhs, span):
         """a < b < c is (a < b) and (b < c), as in Python."""
         first, result, left, lspan = span, None, lhs, span
-        while (tok := self._peek_op()) is not None and tok.type == "COMP_OP":
+        while (tok := self._peek_op()) is not None and tok.type in _CMP_TOKENS:
             self.pos += 1
             right, rspan = self.expr(_CMP_PREC + 1)
-            cmp = self.b.binop(str(tok), left, right, join(lspan, rspan), self.b.spans.of(tok))
+            cmp = self.b.binop(_op_text(tok), left, right, join(lspan, rspan),
+                               self.b.spans.of(tok))
             result = cmp if result is None else self.b.binop(
                 "and", result, cmp, join(first, rspan), self.b.spans.of(tok))
             left, lspan, span = right, rspan, join(first, rspan)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from lark import Tree
 
 from ..diagnostics import codes_names as CN, codes_tileops as C3, codes_types as CT
-from ..ir.nodes import Const, Var, Buffer, Let, Alloc, Kernel, PrimFunc, Seq
+from ..ir.nodes import Const, Var, Buffer, Let, Alloc, Kernel, PrimFunc, Seq, Expr
 from .callargs import Sig, REQUIRED, bind
 from .errors import fail
 from .exprs import ExprMixin
@@ -15,13 +15,15 @@ from .loops import LoopMixin
 from .rankops import RankOpMixin
 from .scope import Scope
 from .stmts import StmtMixin
+from .stmts_ext import StmtExtMixin
 from .tileops import TileOpMixin
 from .values import Lit, DType, Str, Tup, TRef, describe, span_of, const_int, const_value
 
 _BLOCK_NAMES = ("bx", "by", "bz")
 
 
-class FunctionBuilder(ExprMixin, StmtMixin, LoopMixin, TileOpMixin, RankOpMixin):
+class FunctionBuilder(ExprMixin, StmtMixin, StmtExtMixin, LoopMixin, TileOpMixin,
+                      RankOpMixin):
     def __init__(self, globals_, spans):
         self.scope = Scope(globals_)
         self.spans = spans
@@ -51,6 +53,7 @@ class FunctionBuilder(ExprMixin, StmtMixin, LoopMixin, TileOpMixin, RankOpMixin)
             if var.name not in self.symbol_names:
                 self.symbols.append(Var(var.name, var.dtype, span=span))
                 self.symbol_names.add(var.name)
+                self.used.add(var.name)          # no loop variable may take its name
             return
         if var.name not in self.symbol_names:
             raise fail(CN.UNBOUND_SYMBOL, f"symbolic size `{var.name}` is not in the shape of "
@@ -132,7 +135,10 @@ class FunctionBuilder(ExprMixin, StmtMixin, LoopMixin, TileOpMixin, RankOpMixin)
             if isinstance(item, Var) and item.name in self.symbol_names:
                 shape.append(Var(item.name, item.dtype, span=item.span))
                 continue
-            c = const_int(item) if isinstance(item, Lit) else None
+            if self._size_expression(item):          # `N * 2`, `T.ceildiv(K, 128)`
+                shape.append(item)
+                continue
+            c = const_int(item)
             if c is None or c <= 0:
                 raise fail(CT.BAD_SHAPE_ENTRY, "a tensor shape entry must be a positive "
                            f"integer or a T.dynamic size, found {describe(item)}",
@@ -140,6 +146,22 @@ class FunctionBuilder(ExprMixin, StmtMixin, LoopMixin, TileOpMixin, RankOpMixin)
                            help='declare a size with `N = T.dynamic("N")` at module level')
             shape.append(Const(c, "int32", span=item.span))
         return tuple(shape)
+
+    eager_shape = _tensor_shape
+
+    def _size_expression(self, item) -> bool:
+        """An integer expression of symbolic sizes (each registered as the kernel's)."""
+        from ..ir.visitor import free_vars
+        from .. import dtypes
+        if not isinstance(item, Expr) or isinstance(item, Const) or \
+                not dtypes.is_int(item.dtype):
+            return False
+        names = free_vars(item)
+        if not names or not self.collecting_params:
+            return False
+        for var in names:
+            self.check_symbol(var, item.span)
+        return True
 
     def _param_from_python(self, name, obj, span, ann_tree):
         """Annotations already evaluated by Python (`@tilelang.kernel`)."""

@@ -9,7 +9,7 @@ from ..ir.nodes import Const, Binary, Call, Cast, Select
 from ..language.names import LOOP_ITERS, TILE_OPS, ALLOCS
 from .callargs import Sig, REQUIRED, bind
 from .errors import fail, did_you_mean
-from .values import (Lit, DType, Str, TRef, Macro, as_expr, unify, lit_to, describe,
+from .values import (Lit, DType, Str, TRef, Macro, Method, as_expr, unify, lit_to, describe,
                      span_of, kind_of)
 
 FLOAT_MATH = ("exp", "exp2", "log", "log2", "sqrt", "rsqrt", "tanh", "sigmoid", "floor",
@@ -38,6 +38,8 @@ def call_value(b, callee, tree):
     span = b.spans.of(tree)
     if isinstance(callee, DType):
         return _typed_constant(b, callee.name, tree)
+    if isinstance(callee, Method):
+        return _method_call(b, callee, tree, span)
     if isinstance(callee, Macro):
         raise fail(CN.BAD_MACRO_USE, f"macro `{callee.name}` used as a value", span,
                    "macro call", help="call macros as statements; they are inlined")
@@ -96,7 +98,10 @@ def _abs(b, name, tree, span):
 
 def _ceildiv(b, name, tree, span):
     args = bind(Sig("T.ceildiv", (("a", REQUIRED), ("b", REQUIRED))), tree, b.spans)
-    x, y = unify(b.eval(args["a"]), b.eval(args["b"]), span)
+    a, c = b.eval(args["a"]), b.eval(args["b"])
+    if isinstance(a, Lit) and isinstance(c, Lit) and a.kind == c.kind == "int" and c.value:
+        return Lit(-(-a.value // c.value), span)     # on Python ints, as TileLang computes
+    x, y = unify(a, c, span)
     if not dtypes.is_int(x.dtype):
         raise fail(CT.NOT_INTEGER, f"T.ceildiv needs integers, found {x.dtype}", span,
                    x.dtype)
@@ -170,3 +175,7 @@ _HANDLERS.update(abs=_abs, ceildiv=_ceildiv, max=_minmax, min=_minmax, floordiv=
                  Buffer=_declaration, prim_func=_declaration, macro=_declaration,
                  Kernel=_kernel_value, get_rank=_rank_query, get_num_ranks=_rank_query,
                  address_of=_address_of)
+
+# TileLang's further functions and the diagnostics of what is not an expression here
+from .intrinsics_ext import HANDLERS as _MORE, method_call as _method_call  # noqa: E402
+_HANDLERS.update(_MORE)

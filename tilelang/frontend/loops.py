@@ -12,7 +12,7 @@ from .parallel_deps import check_parallel_nest
 from .regions import simplify_sub
 from .values import TRef, Tup, const_value, describe, span_of
 
-_KIND = {"range": "serial", "serial": "serial", "Parallel": "parallel",
+_KIND = {"range": "serial", "serial": "serial", "Serial": "serial", "Parallel": "parallel",
          "parallel": "parallel", "Pipelined": "pipelined", "unroll": "unroll",
          "vectorized": "vectorized"}
 

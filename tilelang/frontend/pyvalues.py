@@ -9,7 +9,7 @@ from ..diagnostics import codes_types as CT
 from ..ir.nodes import Const, Var, Buffer
 from .errors import fail
 from .intrinsics import dtype_of
-from .values import Lit, DType, Str, TRef, TModule, OpaqueModule, Opaque
+from .values import Lit, DType, Str, TRef, TModule, OpaqueModule, Opaque, Tup, NoneVal
 
 
 def python_value(obj, macro_loader):
@@ -24,6 +24,13 @@ def python_value(obj, macro_loader):
         return Lit(float(obj))
     if isinstance(obj, str):
         return Str(obj)
+    if obj is None:
+        return NoneVal()
+    if isinstance(obj, (tuple, list)):          # a shape computed by the factory
+        items = [python_value(x, macro_loader) for x in obj]
+        if all(i is not None and not isinstance(i, Opaque) for i in items):
+            return Tup(tuple(items))
+        return Opaque(f"a Python {type(obj).__name__} of non-constant values")
     if isinstance(obj, language.Symbol):
         return Var(obj.name, "int32")
     if isinstance(obj, types.ModuleType):

@@ -14,9 +14,13 @@ from ..language.names import TILE_OPS, ALLOCS, HINTS
 from .callargs import Sig, bind
 from .errors import fail
 from .scope import Scope
-from .values import (Lit, DType, Str, BufRef, TRef, Macro, as_expr, describe, span_of)
+from .values import (Lit, DType, Str, Tup, NoneVal, BufRef, TRef, Macro, as_expr, describe,
+                     span_of)
 
-_AUG = {"+=": "+", "-=": "-", "*=": "*", "/=": "/", "//=": "//", "%=": "%"}
+_AUG = {"+=": "+", "-=": "-", "*=": "*", "/=": "/", "//=": "//", "%=": "%", "&=": "&",
+        "|=": "|", "^=": "^", "<<=": "<<", ">>=": ">>"}
+# values bound by `name = value` at compile time (Python values in TileLang's parser)
+_COMPILE_TIME = (Lit, DType, Str, Tup, NoneVal)
 MAX_MACRO_DEPTH = 32
 
 
@@ -97,8 +101,13 @@ class StmtMixin:
     def _s_assign(self, tree):
         target, value_tree = tree.children
         span = self.spans.of(tree)
+        declared = self.declare(target, value_tree, span)        # stmts_ext.py
+        if declared is not None:
+            return declared
         if isinstance(target, Tree) and target.data == "getitem":
             return [self._store(target, lambda cur: self.eval(value_tree), span)]
+        if isinstance(target, Tree) and target.data == "tuple":
+            return self.assign_tuple(target, self.eval(value_tree), span)
         if not (isinstance(target, Tree) and target.data == "name"):
             raise fail(CN.ASSIGN_NOT_VARIABLE, f"cannot assign to "
                        f"{_target_words(target)}", self.spans.of(target), "not assignable")
@@ -117,9 +126,19 @@ class StmtMixin:
         existing, local = self.scope.lookup(name)
         if isinstance(existing, Buffer) and existing.scope == "var" and local is not None:
             return [self._store_var(existing, self.eval(value_tree), span)]
+        return self.assign_name(name, tspan, self.eval(value_tree), span)
+
+    def assign_name(self, name, tspan, value, span) -> list:
+        """`name = value`: a compile-time value (number, dtype, tuple...) is bound as a
+        constant, as Python binds it; anything else becomes a let."""
+        existing, local = self.scope.lookup(name)
+        if isinstance(existing, Buffer) and existing.scope == "var" and local is not None:
+            return [self._store_var(existing, value, span)]
+        if isinstance(value, _COMPILE_TIME) and local is not None and local.kind == "const":
+            self.scope.bind(name, value, "const")           # Python rebinding
+            return []
         self._check_fresh_local(name, tspan)
-        value = self.eval(value_tree)
-        if isinstance(value, (DType, Str)):          # a local spelling of a dtype
+        if isinstance(value, _COMPILE_TIME) or self.is_size_alias(value):
             self.scope.bind(name, value, "const")
             return []
         e = as_expr(value, "a scalar value to bind")
@@ -196,6 +215,8 @@ class StmtMixin:
         if isinstance(target, Tree) and target.data == "name":
             name = str(target.children[0])
             existing, local = self.scope.lookup(name)
+            if local is not None and local.kind == "const":
+                return self.aug_const(name, existing, op, value_tree, span, op_span)
             if isinstance(existing, Buffer) and existing.scope == "var":
                 cur = Load(existing, (), existing.dtype, span=self.spans.of(target))
                 return [self._store_var(existing, combine(cur), span)]
@@ -215,6 +236,11 @@ class StmtMixin:
         cond_tree, body_tree, elifs, else_tree = kids[0], kids[1], kids[2:-1], kids[-1]
         branches = [(cond_tree, body_tree, self.spans.of(tree))]
         branches += [(e.children[0], e.children[1], self.spans.of(e)) for e in elifs]
+        static = self.static_if(branches, else_tree)             # stmts_ext.py
+        if static is not None and static[0] == "taken":
+            return static[1]
+        if static is not None:
+            branches = static[1]
         self.nesting += 1
         try:
             built = [(self.eval_cond(c), self.block(b), s) for c, b, s in branches]

@@ -12,8 +12,9 @@ from .callargs import Sig, REQUIRED, bind
 from .errors import fail
 from .intrinsics import dtype_of
 from .regions import region_arg, pair, fmt_extents
+from .promotion import is_strict
 from .values import (Lit, BufRef, Tup, Var, as_expr, lit_to, const_int, const_value,
-                     describe, span_of)
+                     describe, span_of, cast_value, convert_to)
 
 _ALLOC_SCOPE = {"alloc_shared": "shared", "alloc_fragment": "fragment",
                 "alloc_local": "local", "alloc_global": "global"}
@@ -83,14 +84,20 @@ class TileOpMixin:
         return spec.region()
 
     def value_for(self, buf: Buffer, v, what="value"):
-        """A value stored into `buf`: literals adapt, other dtypes are an error."""
+        """A value stored into `buf`: literals adapt; another dtype is converted to the
+        buffer's, as TVM does (an error under the strict option)."""
         if isinstance(v, Lit):
+            if not is_strict() and v.kind != "bool" and not (
+                    v.kind == "float" and dtypes.is_bool(buf.dtype)):
+                return Const(cast_value(v.value, buf.dtype), buf.dtype, span=v.span)
             return lit_to(v, buf.dtype, buf.span)
         e = as_expr(v)
         if e.dtype != buf.dtype:
-            raise fail(CT.STORE_DTYPE, f"{what} has dtype {e.dtype} but `{buf.name}` is "
-                       f"{buf.dtype}", e.span, e.dtype,
-                       help=f'convert explicitly: T.cast(..., "{buf.dtype}")')
+            if is_strict():
+                raise fail(CT.STORE_DTYPE, f"{what} has dtype {e.dtype} but `{buf.name}` is "
+                           f"{buf.dtype}", e.span, e.dtype,
+                           help=f'convert explicitly: T.cast(..., "{buf.dtype}")')
+            return convert_to(e, buf.dtype)
         return e
 
     # ------------------------------------------------------------------ prefetch

@@ -7,6 +7,8 @@ small classes below; they never reach the IR.
 Untyped literals (`2`, `0.5`, module constants) are kept as `Lit` until they meet an
 operand with a dtype, and then adapt to it (`x * 2.0` with a float16 `x` gives a
 float16 constant). Where nothing fixes the dtype they default to int32 / float32 / bool.
+Operands of two dtypes follow TVM's promotion rules (promotion.py) unless the strict
+option is on.
 """
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ from ..diagnostics import codes_types as CT
 from ..ir.nodes import (Span, NO_SPAN, Expr, Const, Var, Buffer, Binary, Unary, Call, Cast,
                         Select)
 from .errors import fail
+from .promotion import is_strict, promote
 
 
 @dataclass(frozen=True)
@@ -49,6 +52,28 @@ class Str:
 @dataclass(frozen=True)
 class Tup:
     items: tuple
+    span: Span = NO_SPAN
+
+
+@dataclass(frozen=True)
+class NoneVal:
+    """Python's None (a default argument, `if scale is None:`)."""
+    span: Span = NO_SPAN
+
+
+@dataclass(frozen=True)
+class Method:
+    """`x.astype` not yet called: a method of a value."""
+    obj: object
+    name: str
+    span: Span = NO_SPAN
+
+
+@dataclass(frozen=True)
+class BufData:
+    """`buf.data`: the storage of a buffer, viewed with another shape by
+    `T.Tensor(shape, dtype, buf.data)`."""
+    buffer: object
     span: Span = NO_SPAN
 
 
@@ -109,7 +134,8 @@ def describe(value) -> str:
         return value.what
     return {Lit: "a number", DType: "a dtype", Str: "a string", Tup: "a tuple",
             TRef: "a T. function", TModule: "the T module", OpaqueModule: "a module",
-            BufRef: "a buffer", Macro: "a macro"}.get(type(value), "this value")
+            BufRef: "a buffer", Macro: "a macro", NoneVal: "None", Method: "a method",
+            BufData: "a buffer's data"}.get(type(value), "this value")
 
 
 def article(word: str) -> str:
@@ -197,24 +223,50 @@ def as_expr(value, what: str = "a scalar value", dtype: str | None = None) -> Ex
 
 def unify(a, b, op_span: Span | None = None) -> tuple[Expr, Expr]:
     """Two operands with one dtype: literals adapt to the other side; two literals take
-    the wider default (int with float gives float32)."""
+    the wider default (int with float gives float32); two dtypes follow TVM's promotion
+    (an error under the strict option)."""
     if isinstance(a, Lit) and isinstance(b, Lit):
         if {a.kind, b.kind} == {"int", "float"}:
             return lit_to(a, "float32"), lit_to(b, "float32")
         return materialize(a), materialize(b)
-    if isinstance(a, Lit):
-        eb = as_expr(b)
-        return lit_to(a, eb.dtype, span_of(b)), eb
-    if isinstance(b, Lit):
-        ea = as_expr(a)
-        return ea, lit_to(b, ea.dtype, span_of(a))
+    if isinstance(a, Lit) or isinstance(b, Lit):
+        lit, other, lit_first = (a, b, True) if isinstance(a, Lit) else (b, a, False)
+        e = as_expr(other)
+        if lit.kind == "float" and dtypes.is_int(e.dtype) and not is_strict():
+            e = Cast(e, "float32", span=e.span)      # TVM reads a Python float as float32
+        c = lit_to(lit, e.dtype, span_of(other))
+        return (c, e) if lit_first else (e, c)
     ea, eb = as_expr(a), as_expr(b)
     if ea.dtype != eb.dtype:
-        raise fail(CT.MIXED_DTYPES, f"mixed dtypes: {ea.dtype} and {eb.dtype}",
-                   op_span or ea.span, "",
-                   secondary=[(ea.span, ea.dtype), (eb.span, eb.dtype)],
-                   help=f'convert one side explicitly, e.g. T.cast(x, "{ea.dtype}")')
+        target = None if is_strict() else promote(ea.dtype, eb.dtype)
+        if target is None:
+            raise fail(CT.MIXED_DTYPES, f"mixed dtypes: {ea.dtype} and {eb.dtype}",
+                       op_span or ea.span, "",
+                       secondary=[(ea.span, ea.dtype), (eb.span, eb.dtype)],
+                       help=f'convert one side explicitly, e.g. T.cast(x, "{ea.dtype}")')
+        ea, eb = convert_to(ea, target), convert_to(eb, target)
     return ea, eb
+
+
+def convert_to(e: Expr, dtype: str) -> Expr:
+    """`e` as `dtype` (a constant is converted in place, anything else is cast)."""
+    if e.dtype == dtype:
+        return e
+    if isinstance(e, Const):
+        return Const(cast_value(e.value, dtype), dtype, span=e.span)
+    return Cast(e, dtype, span=e.span)
+
+
+def cast_value(value, dtype: str):
+    """A Python constant converted as a cast to `dtype` would (floats truncate)."""
+    if dtypes.is_bool(dtype):
+        return bool(value)
+    if dtypes.is_float(dtype):
+        return float(value)
+    import math
+    if isinstance(value, float) and not math.isfinite(value):
+        return 0
+    return int(value)
 
 
 def const_value(value):

@@ -91,8 +91,15 @@ class Unary(Expr):
 
 # Intrinsic calls (printed T.<name>(...)): math on floats and a few integer helpers.
 INTRINSICS = ("exp", "exp2", "log", "log2", "sqrt", "rsqrt", "tanh", "sigmoid", "abs",
-              "ceildiv", "floor", "ceil", "erf", "get_rank", "get_num_ranks",
-              "cycle_counter")
+              "ceildiv", "floor", "ceil", "erf", "sin", "cos", "tan", "pow", "round",
+              "trunc", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not",
+              "shift_left", "shift_right", "get_rank", "get_num_ranks", "cycle_counter")
+# intrinsics of two arguments; the bit functions take integers only (shifts by a count
+# outside [0, bits) give 0, or -1 for a negative value shifted right)
+BINARY_INTRINSICS = ("ceildiv", "pow", "bitwise_and", "bitwise_or", "bitwise_xor",
+                     "shift_left", "shift_right")
+BIT_INTRINSICS = ("bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "shift_left",
+                  "shift_right")
 # T.get_rank() / T.get_num_ranks(): int32, read from the launch's rank table
 RANK_QUERIES = ("get_rank", "get_num_ranks")
 # `T.cycle_counter()` (int64, no arguments) reads the CPU's cycle counter. Users cannot
@@ -636,4 +643,4 @@ class Module(Node):
         raise KeyError(name)
 
 
-__all__ = ["Span", "Node", "Expr", "Const", "Var", "Binary", "Unary", "Call", "Cast", "Select", "Buffer", "Load", "Stmt", "Seq", "Let", "Alloc", "Store", "Atomic", "For", "If", "Region", "Copy", "Gemm", "Fill", "Reduce", "TileAtomic", "Prefetch", "Kernel", "PrimFunc", "Module", "Access", "Effects", "loads_in", "ACCESS_MODES", "NO_SPAN", "PeerCopy", "SignalOp", "Wait", "Barrier", "AtomicFetch", "RANK_STMTS", "first_rank_use", "RANK_QUERIES", "SIGNAL_OPS", "WAIT_CMPS", "BINARY_OPS", "COMPARISONS", "INTRINSICS", "SCOPES", "ATOMIC_OPS", "LOOP_KINDS", "REDUCE_KINDS"]
+__all__ = ["Span", "Node", "Expr", "Const", "Var", "Binary", "Unary", "Call", "Cast", "Select", "Buffer", "Load", "Stmt", "Seq", "Let", "Alloc", "Store", "Atomic", "For", "If", "Region", "Copy", "Gemm", "Fill", "Reduce", "TileAtomic", "Prefetch", "Kernel", "PrimFunc", "Module", "Access", "Effects", "loads_in", "ACCESS_MODES", "NO_SPAN", "PeerCopy", "SignalOp", "Wait", "Barrier", "AtomicFetch", "RANK_STMTS", "first_rank_use", "RANK_QUERIES", "SIGNAL_OPS", "WAIT_CMPS", "BINARY_OPS", "COMPARISONS", "INTRINSICS", "BINARY_INTRINSICS", "BIT_INTRINSICS", "SCOPES", "ATOMIC_OPS", "LOOP_KINDS", "REDUCE_KINDS"]

@@ -131,7 +131,10 @@ def _body(s: Stmt, depth: int) -> list[str]:
 
 def _simple(s: Stmt) -> str:
     if isinstance(s, Let):
-        return f"{s.var.name} = {_expr(s.value)[0]}"
+        # a bare literal would bind a compile-time constant, not a variable: type it
+        value = _const(s.value, None, typed=True) if isinstance(s.value, Const) \
+            else _expr(s.value)
+        return f"{s.var.name} = {value[0]}"
     if isinstance(s, Alloc):
         return _alloc(s)
     if isinstance(s, Store):
@@ -204,7 +207,9 @@ def _element(buf: Buffer, indices) -> str:
 
 def _if_lines(s: If, depth: int, keyword: str) -> list[str]:
     pad = _INDENT * depth
-    lines = [f"{pad}{keyword} {_expr(s.cond)[0]}:"] + _body(s.then_body, depth + 1)
+    # a bare `if False:` would be a compile-time `if` (only the branch taken is built)
+    cond = _const(s.cond, None, typed=True) if isinstance(s.cond, Const) else _expr(s.cond)
+    lines = [f"{pad}{keyword} {cond[0]}:"] + _body(s.then_body, depth + 1)
     e = s.else_body
     if isinstance(e, If):
         lines += _if_lines(e, depth, "elif")
@@ -363,6 +368,9 @@ def _expr(e: Expr, ctx: str | None = None) -> tuple[str, int]:
         return _unary(e)
     if isinstance(e, Call):
         args = _pair_args(e.args) if len(e.args) == 2 else [_expr(a)[0] for a in e.args]
+        if len(e.args) == 2 and all(isinstance(a, Const) for a in e.args):
+            # two bare literals would be computed by the parser: type the first
+            args[0] = _const(e.args[0], None, typed=True)[0]
         return f"T.{e.name}({', '.join(args)})", _ATOM
     if isinstance(e, Cast):
         return f'T.cast({_expr(e.value)[0]}, "{e.dtype}")', _ATOM

@@ -14,10 +14,11 @@ from .nodes import (Node, Expr, Const, Var, Binary, Unary, Call, Cast, Select, B
                     Reduce, TileAtomic, Prefetch, Kernel, PrimFunc, Module, NO_SPAN, BINARY_OPS,
                     COMPARISONS, INTRINSICS, SCOPES, ATOMIC_OPS, LOOP_KINDS, REDUCE_KINDS,
                     PeerCopy, SignalOp, Wait, Barrier, AtomicFetch, SIGNAL_OPS, WAIT_CMPS, RANK_QUERIES,
-                    CYCLE_COUNTER)
+                    CYCLE_COUNTER, BINARY_INTRINSICS, BIT_INTRINSICS)
 
 _LOGICAL = ("and", "or")
-_INT_ONLY_CALLS = ("ceildiv",)
+_INT_ONLY_CALLS = ("ceildiv",) + BIT_INTRINSICS
+_FLOAT_ONLY_CALLS = ("sin", "cos", "tan", "pow", "round", "trunc")
 _TILE_OPS = (Copy, Gemm, Fill, Reduce, TileAtomic)
 
 
@@ -433,8 +434,8 @@ class _FuncVerifier:
     def expr_Call(self, scope: _Scope, e: Call) -> None:
         if e.name not in INTRINSICS:
             _fail(e, f"unknown intrinsic {e.name!r}")
-        want = 2 if e.name == "ceildiv" else 0 if e.name in RANK_QUERIES + (CYCLE_COUNTER,) \
-            else 1
+        want = 2 if e.name in BINARY_INTRINSICS else 0 \
+            if e.name in RANK_QUERIES + (CYCLE_COUNTER,) else 1
         if len(e.args) != want:
             _fail(e, f"T.{e.name} takes {want} arguments, got {len(e.args)}")
         for a in e.args:
@@ -443,6 +444,8 @@ class _FuncVerifier:
                 _fail(e, f"argument of T.{e.name} is {a.dtype}, call is {e.dtype}")
         if e.name in _INT_ONLY_CALLS and not dtypes.is_int(e.dtype):
             _fail(e, f"T.{e.name} needs integer arguments")
+        if e.name in _FLOAT_ONLY_CALLS and not dtypes.is_float(e.dtype):
+            _fail(e, f"T.{e.name} needs float arguments")
         if e.name == "cycle_counter" and e.dtype != "int64":
             _fail(e, "T.cycle_counter() is int64")
 

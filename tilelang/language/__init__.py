@@ -8,8 +8,9 @@ executed: calling `T.copy` and friends from Python raises `KernelBodyError`.
 """
 from __future__ import annotations
 
-from .names import (DTYPE_NAMES, EXPR_FUNCS, TILE_OPS, ALLOCS, LOOP_ITERS, HINTS,
-                    ALL_NAMES)
+from .names import (DTYPE_NAMES, DTYPE_ALIASES, EXPR_FUNCS, TILE_OPS, ALLOCS, LOOP_ITERS,
+                    HINTS, HINT_VALUES, THREAD_LEVEL, EAGER, HOST_FUNCS, ALL_NAMES)
+from . import host as _host
 
 
 class KernelBodyError(RuntimeError):
@@ -64,6 +65,18 @@ class DTypeName(str):
 
 for _name in DTYPE_NAMES:
     globals()[_name] = DTypeName(_name)
+for _name, _canonical in DTYPE_ALIASES.items():
+    globals()[_name] = DTypeName(_canonical)
+
+
+def dtype(name) -> DTypeName:
+    """`T.dtype("float16")` / `T.dtype(T.float16)`: the dtype by any of its spellings
+    (also the annotation of a dtype parameter: `dtype: T.dtype = T.float16`)."""
+    from ..dtypes import canonical
+    found = canonical(str(name))
+    if found is None:
+        raise ValueError(f"unknown dtype {name!r}")
+    return DTypeName(found)
 
 
 def _mark(kind: str):
@@ -89,8 +102,11 @@ def _compiled_only(name: str):
     return function
 
 
-for _name in EXPR_FUNCS + TILE_OPS + ALLOCS + LOOP_ITERS + HINTS + ("Kernel",):
+for _name in (EXPR_FUNCS + TILE_OPS + ALLOCS + LOOP_ITERS + HINTS + HINT_VALUES
+              + THREAD_LEVEL + EAGER + ("Kernel",)):
     globals()[_name] = _compiled_only(_name)
+for _name in HOST_FUNCS:
+    globals()[_name] = _host.numeric(_name, globals()[_name])
 
 del _name
 

@@ -4,11 +4,19 @@
 DTYPE_NAMES = ("float64", "float32", "float16", "bfloat16", "float8_e4m3fn", "float8_e4m3",
                "float8_e5m2", "int64", "int32", "int8", "uint8", "bool")
 
+# TileLang's other spellings of dtypes: T.float is float32, T.int int32
+DTYPE_ALIASES = {"float": "float32", "int": "int32", "half": "float16", "double": "float64"}
+
 # T.<name>(...) in expressions -> value
 EXPR_FUNCS = ("exp", "exp2", "log", "log2", "sqrt", "rsqrt", "tanh", "sigmoid", "abs",
-              "floor", "ceil", "erf", "ceildiv", "floordiv", "floormod", "max", "min",
-              "if_then_else", "infinity",
-              "cast", "get_rank", "get_num_ranks", "address_of")
+              "floor", "ceil", "erf", "sin", "cos", "tan", "pow", "round", "trunc",
+              "ceildiv", "floordiv", "floormod", "truncdiv", "truncmod", "max", "min",
+              "clamp", "if_then_else", "infinity", "cast", "Cast", "bitwise_and",
+              "bitwise_or", "bitwise_xor", "bitwise_not", "shift_left", "shift_right",
+              "get_rank", "get_num_ranks", "address_of")
+# helpers that also compute on plain Python numbers (host code calls T.ceildiv(N, 128))
+HOST_FUNCS = ("ceildiv", "floordiv", "floormod", "truncdiv", "truncmod", "max", "min",
+              "abs", "clamp")
 # multi-rank statements, spelled as TileScale spells them (docs/multirank.md)
 RANK_OPS = ("put_block", "get_block", "put_warp", "get_warp", "st", "signal_op",
             "wait_eq", "wait_ne", "wait_ge", "wait_le", "wait_gt", "wait_lt",
@@ -19,10 +27,26 @@ TILE_OPS = ("copy", "gemm", "fill", "clear", "reduce_sum", "reduce_max", "reduce
             "prefetch") + RANK_OPS
 ALLOCS = ("alloc_shared", "alloc_fragment", "alloc_local", "alloc_var", "alloc_global")
 # for v in T.<name>(...)
-LOOP_ITERS = ("Parallel", "parallel", "Pipelined", "serial", "unroll", "vectorized")
-# TileLang's GPU scheduling statements: accepted (so kernels port unchanged), no effect
-HINTS = ("use_swizzle", "no_set_max_nreg", "disable_warp_group_reg_alloc")
+LOOP_ITERS = ("Parallel", "parallel", "Pipelined", "serial", "Serial", "unroll",
+              "vectorized")
+# TileLang's layout and scheduling statements: accepted, no effect on the result
+# (T.use_swizzle sets tcsim's block raster; the others change nothing here)
+HINTS = ("use_swizzle", "annotate_layout", "annotate_padding", "annotate_l2_hit_ratio",
+         "annotate_compile_flags", "annotate_pass_configs", "no_set_max_nreg",
+         "set_max_nreg", "disable_warp_group_reg_alloc", "sync_threads")
+# objects that only appear inside hints (T.annotate_layout({A: T.Layout(...)}))
+HINT_VALUES = ("Layout", "Fragment", "GemmWarpPolicy")
+# thread-level programming: out of scope (a diagnostic says what to write instead)
+THREAD_LEVEL = ("get_thread_binding", "get_thread_bindings", "thread_binding",
+                "launch_thread", "shfl_xor", "shfl_down", "shfl_up", "shfl_sync",
+                "tvm_thread_allreduce", "comm_reducer", "warp_reduce_sum", "warp_reduce_max",
+                "sync_warp", "ptx_ldmatrix", "ptx_mma", "mma_sync", "attr", "evaluate",
+                "reinterpret", "call_extern", "call_intrin", "tvm_access_ptr")
+# the current style of @tilelang.jit bodies: T.const sizes, T.empty outputs
+EAGER = ("const", "empty")
 # structure and declarations
-STRUCTURE = ("Kernel", "prim_func", "macro", "Tensor", "Buffer", "dynamic", "symbolic")
+STRUCTURE = ("Kernel", "prim_func", "macro", "Tensor", "Buffer", "dynamic", "symbolic",
+             "dtype")
 
-ALL_NAMES = DTYPE_NAMES + EXPR_FUNCS + TILE_OPS + ALLOCS + LOOP_ITERS + STRUCTURE + HINTS
+ALL_NAMES = (DTYPE_NAMES + tuple(DTYPE_ALIASES) + EXPR_FUNCS + TILE_OPS + ALLOCS + LOOP_ITERS
+             + STRUCTURE + HINTS + HINT_VALUES + THREAD_LEVEL + EAGER)

@@ -13,6 +13,7 @@ import numpy as np
 
 from .. import dtypes
 from ..ir import Const, Binary, Unary, Call, Cast
+from ..ir.nodes import BIT_INTRINSICS
 
 _float_types: dict[str, type] = {}
 
@@ -160,6 +161,8 @@ _FLOAT_CALLS = {
     "exp": _np1(np.exp), "exp2": _np1(np.exp2), "log": _np1(np.log), "log2": _np1(np.log2),
     "sqrt": _np1(np.sqrt), "rsqrt": _rsqrt, "tanh": _np1(np.tanh), "sigmoid": _sigmoid,
     "abs": abs, "floor": _np1(np.floor), "ceil": _np1(np.ceil), "erf": _erf,
+    "sin": _np1(np.sin), "cos": _np1(np.cos), "tan": _np1(np.tan), "round": _np1(np.rint),
+    "trunc": _np1(np.trunc),
 }
 
 
@@ -170,6 +173,8 @@ def fold_call(e: Call) -> Const | None:
         if not dtypes.is_int(e.dtype) or b == 0:
             return None
         return make_const(-(-a // b), e.dtype, e.span)
+    if e.name in BIT_INTRINSICS:
+        return _fold_bits(e, args)
     if dtypes.is_int(e.dtype):
         if e.name == "abs":
             return make_const(abs(args[0]), e.dtype, e.span)
@@ -180,6 +185,26 @@ def fold_call(e: Call) -> Const | None:
     if fn is None or not dtypes.is_float(e.dtype):
         return None
     return make_const(fn(float(args[0])), e.dtype, e.span)
+
+
+def _fold_bits(e: Call, args) -> Const | None:
+    """The bit functions on constants, wrapped to the dtype like the target's integers."""
+    bits = dtypes.bits(e.dtype)
+    if e.name == "bitwise_not":
+        value = ~args[0]
+    elif e.name in ("shift_left", "shift_right"):
+        a, n = args
+        if not 0 <= n < bits:
+            value = -1 if e.name == "shift_right" and a < 0 else 0
+        else:
+            value = a << n if e.name == "shift_left" else a >> n
+    else:
+        a, b = args
+        value = {"bitwise_and": a & b, "bitwise_or": a | b, "bitwise_xor": a ^ b}[e.name]
+    value &= (1 << bits) - 1
+    if dtypes.is_signed(e.dtype) and value >= 1 << (bits - 1):
+        value -= 1 << bits
+    return make_const(value, e.dtype, e.span)
 
 
 def fold_cast(e: Cast) -> Const | None:

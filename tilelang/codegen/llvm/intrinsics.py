@@ -10,7 +10,7 @@ from llvmlite import ir
 
 from ... import dtypes
 from ...diagnostics import codes_codegen as codes
-from ...ir.nodes import Call
+from ...ir.nodes import Call, BINARY_INTRINSICS
 from .context import user_error
 from .convert import intrinsic
 from .fastexp import exp2_f32, exp_f32, tanh_f32
@@ -18,9 +18,10 @@ from .types import F32, F64, is_unsigned
 
 _LLVM_UNARY = {"exp": "llvm.exp", "exp2": "llvm.exp2", "log": "llvm.log",
                "log2": "llvm.log2", "sqrt": "llvm.sqrt", "floor": "llvm.floor",
-               "ceil": "llvm.ceil", "abs": "llvm.fabs"}
+               "ceil": "llvm.ceil", "abs": "llvm.fabs", "sin": "llvm.sin", "cos": "llvm.cos",
+               "round": "llvm.roundeven", "trunc": "llvm.trunc"}
 _INLINE_F32 = {"exp": exp_f32, "exp2": exp2_f32, "tanh": tanh_f32}
-_LIBM = {"tanh": ("tanhf", "tanh"), "erf": ("erff", "erf")}
+_LIBM = {"tanh": ("tanhf", "tanh"), "erf": ("erff", "erf"), "tan": ("tanf", "tan")}
 
 
 def _suffix(ty: ir.Type) -> str:
@@ -65,11 +66,15 @@ def _float_call(b: ir.IRBuilder, name: str, args) -> ir.Value:
         return b.fdiv(_one(x), b.fadd(_one(x), e))
     if name == "ceildiv":
         return unary_float(b, "ceil", b.fdiv(x, args[1]))
+    if name == "pow":
+        return call_float(b, "llvm.pow", args)
     return None
 
 
 def _int_call(b: ir.IRBuilder, name: str, dtype: str, args) -> ir.Value:
     x = args[0]
+    if name in _BITS:
+        return _BITS[name](b, dtype, *args)
     if name in ("floor", "ceil"):
         return x
     if name == "abs":
@@ -80,12 +85,36 @@ def _int_call(b: ir.IRBuilder, name: str, dtype: str, args) -> ir.Value:
     return None
 
 
+def _shift(b: ir.IRBuilder, dtype: str, x: ir.Value, n: ir.Value, left: bool) -> ir.Value:
+    """x << n / x >> n (arithmetic for signed dtypes); a count outside [0, bits) gives
+    what shifting one bit at a time would: 0, or -1 for a negative x shifted right."""
+    width = x.type.width
+    in_range = b.icmp_unsigned("<", n, ir.Constant(n.type, width))
+    safe = b.select(in_range, n, ir.Constant(n.type, 0))
+    if left:
+        return b.select(in_range, b.shl(x, safe), ir.Constant(x.type, 0))
+    if is_unsigned(dtype):
+        return b.select(in_range, b.lshr(x, safe), ir.Constant(x.type, 0))
+    sign = b.ashr(x, ir.Constant(x.type, width - 1))
+    return b.select(in_range, b.ashr(x, safe), sign)
+
+
+_BITS = {
+    "bitwise_and": lambda b, dt, x, y: b.and_(x, y),
+    "bitwise_or": lambda b, dt, x, y: b.or_(x, y),
+    "bitwise_xor": lambda b, dt, x, y: b.xor(x, y),
+    "bitwise_not": lambda b, dt, x: b.not_(x),
+    "shift_left": lambda b, dt, x, n: _shift(b, dt, x, n, True),
+    "shift_right": lambda b, dt, x, n: _shift(b, dt, x, n, False),
+}
+
+
 def emit(b: ir.IRBuilder, call: Call, args) -> ir.Value:
     """The value of intrinsic `call` applied to already-converted `args`."""
     if call.name == "cycle_counter":       # the profiler's timers build
         i64 = ir.IntType(64)
         return b.call(intrinsic(b.module, "llvm.readcyclecounter", i64, []), [])
-    expected = 2 if call.name == "ceildiv" else 1
+    expected = 2 if call.name in BINARY_INTRINSICS else 1
     if len(args) != expected:
         raise user_error(codes.UNSUPPORTED_DTYPE_OP,
                          f"T.{call.name} takes {expected} argument(s), got {len(args)}",

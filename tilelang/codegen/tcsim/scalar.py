@@ -14,7 +14,11 @@ BIN = {"+": "ADD", "-": "SUB", "*": "MUL", "/": "DIV", "//": "FDIV", "%": "MOD",
        "==": "EQ", "!=": "NE", "and": "AND", "or": "OR"}
 CALLS = {"exp": "EXP", "exp2": "EXP2", "log": "LOG", "log2": "LOG2", "sqrt": "SQRT",
          "rsqrt": "RSQRT", "tanh": "TANH", "sigmoid": "SIGMOID", "abs": "ABS",
-         "floor": "FLOOR", "ceil": "CEIL", "erf": "ERF"}
+         "floor": "FLOOR", "ceil": "CEIL", "erf": "ERF", "sin": "SIN", "cos": "COS",
+         "tan": "TAN", "round": "ROUND", "trunc": "TRUNC", "bitwise_not": "BNOT"}
+# two-argument intrinsics computed by one instruction
+CALLS2 = {"pow": "POW", "bitwise_and": "BAND", "bitwise_or": "BOR", "bitwise_xor": "BXOR",
+          "shift_left": "SHL", "shift_right": "SHR"}
 
 
 def unsupported(node, what: str) -> TileLangError:
@@ -84,6 +88,8 @@ class ScalarLowering:
             em.emit("FDIV", dst, dst, b)
         elif isinstance(e, Call) and e.name in CALLS:
             em.emit(CALLS[e.name], dst, self.operand(e.args[0]))
+        elif isinstance(e, Call) and e.name in CALLS2:
+            em.emit(CALLS2[e.name], dst, self.operand(e.args[0]), self.operand(e.args[1]))
         elif isinstance(e, Load) and e.buffer.scope == "global":
             # one element of a global tensor (a scale, a length): a scalar load
             starts = tuple(self.operand(i) for i in e.indices)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from ...ir.nodes import Binary, Call, Cast, Const, For, Let, Load, Select, Seq, Store, Unary, Var
 from ...ir.visitor import walk
 from ...targets.tcsim.isa import Glob, Tile
-from .scalar import BIN, CALLS, unsupported
+from .scalar import BIN, CALLS, CALLS2, unsupported
 
 
 def _nest(s: For):
@@ -211,6 +211,9 @@ class VecLowering:
         if isinstance(e, Call) and e.name in CALLS:
             return self._vec(dst_name, "VEC." + CALLS[e.name],
                              (dst, self.operand(e.args[0])))
+        if isinstance(e, Call) and e.name in CALLS2:
+            return self._vec(dst_name, "VEC." + CALLS2[e.name],
+                             (dst, self.operand(e.args[0]), self.operand(e.args[1])))
         raise unsupported(e, f"`{type(e).__name__}` inside T.Parallel")
 
     def _vec(self, dst_name, op, args, **attrs):

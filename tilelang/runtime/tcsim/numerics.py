@@ -54,6 +54,11 @@ SCALAR_BIN = {
     "EQ": lambda a, b: int(a == b), "NE": lambda a, b: int(a != b),
     "AND": lambda a, b: int(bool(a) and bool(b)), "OR": lambda a, b: int(bool(a) or bool(b)),
     "ADDI": lambda a, b: a + b, "MULI": lambda a, b: a * b,
+    "BAND": lambda a, b: int(a) & int(b), "BOR": lambda a, b: int(a) | int(b),
+    "BXOR": lambda a, b: int(a) ^ int(b),
+    "SHL": lambda a, b: int(a) << int(b) if 0 <= b < 64 else 0,
+    "SHR": lambda a, b: int(a) >> int(b) if 0 <= b < 64 else (-1 if a < 0 else 0),
+    "POW": lambda a, b: _safe(lambda x: x ** b)(float(a)),
 }
 
 
@@ -75,6 +80,9 @@ SCALAR_UN = {
     "SIGMOID": _safe(lambda x: 1.0 / (1.0 + math.exp(-x))), "ABS": abs,
     "FLOOR": lambda x: float(math.floor(x)), "CEIL": lambda x: float(math.ceil(x)),
     "ERF": math.erf,
+    "BNOT": lambda a: ~int(a), "SIN": _safe(math.sin), "COS": _safe(math.cos),
+    "TAN": _safe(math.tan), "ROUND": lambda x: float(round(x)) if math.isfinite(x) else x,
+    "TRUNC": lambda x: float(math.trunc(x)) if math.isfinite(x) else x,
 }
 
 
@@ -101,11 +109,24 @@ def _vdiv(a, b):
     return a / b if a.dtype.kind == "f" else _vfloordiv(a, b)
 
 
+def _shift(a, n, left: bool):
+    """a << n / a >> n on the int64 compute type; a count outside [0, 64) gives 0 (or
+    -1 for a negative a shifted right); the store wraps to the buffer's width."""
+    ok = (n >= 0) & (n < 64)
+    safe = np.where(ok, n, 0).astype(a.dtype)
+    if left:
+        return np.where(ok, np.left_shift(a, safe), 0)
+    return np.where(ok, np.right_shift(a, safe), np.where(a < 0, -1, 0))
+
+
 VEC_BIN = {
     "ADD": np.add, "SUB": np.subtract, "MUL": np.multiply, "DIV": _vdiv,
     "FDIV": _vfloordiv, "MOD": _vmod, "MIN": np.minimum, "MAX": np.maximum,
     "LT": np.less, "LE": np.less_equal, "GT": np.greater, "GE": np.greater_equal,
     "EQ": np.equal, "NE": np.not_equal, "AND": np.logical_and, "OR": np.logical_or,
+    "BAND": np.bitwise_and, "BOR": np.bitwise_or, "BXOR": np.bitwise_xor,
+    "SHL": lambda a, n: _shift(a, n, True), "SHR": lambda a, n: _shift(a, n, False),
+    "POW": np.power,
 }
 
 VEC_UN = {
@@ -114,6 +135,8 @@ VEC_UN = {
     "RSQRT": lambda x: 1 / np.sqrt(x), "TANH": np.tanh,
     "SIGMOID": lambda x: 1 / (1 + np.exp(-x)), "ERF": _erf,
     "FLOOR": np.floor, "CEIL": np.ceil,
+    "BNOT": np.invert, "SIN": np.sin, "COS": np.cos, "TAN": np.tan, "ROUND": np.rint,
+    "TRUNC": np.trunc,
 }
 
 

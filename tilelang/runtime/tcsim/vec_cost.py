@@ -17,7 +17,8 @@ from ...dtypes import nbytes
 
 # special functions: the SFU pipe (sigmoid is an exp2 and a reciprocal)
 SFU_OPS = {"EXP": 1, "EXP2": 1, "LOG": 1, "LOG2": 1, "SQRT": 1, "RSQRT": 1, "TANH": 1,
-           "ERF": 1, "DIV": 1, "FDIV": 1, "SIGMOID": 2}
+           "ERF": 1, "DIV": 1, "FDIV": 1, "SIGMOID": 2, "SIN": 1, "COS": 1, "TAN": 2,
+           "POW": 2}
 _NARROW = {"bfloat16", "float16", "float8_e4m3fn", "float8_e4m3", "float8_e5m2", "int8",
            "uint8"}
 

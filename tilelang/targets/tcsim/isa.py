@@ -72,6 +72,10 @@ SCALAR_UNARY = ("MOV", "NEG", "NOT", "CVTI", "CVTF", "EXP", "EXP2", "LOG", "LOG2
 VEC_UNARY = ("MOV", "NEG", "NOT", "ABS", "EXP", "EXP2", "LOG", "LOG2", "SQRT", "RSQRT",
              "TANH", "SIGMOID", "ERF", "FLOOR", "CEIL")
 VEC_BINARY = SCALAR_BINARY
+# bit operations (integers) and further float functions, on both units; their opcodes
+# are numbered after all of the above
+EXT_BINARY = ("BAND", "BOR", "BXOR", "SHL", "SHR", "POW")
+EXT_UNARY = ("BNOT", "SIN", "COS", "TAN", "ROUND", "TRUNC")
 RED_KINDS = ("SUM", "MAX", "MIN", "ABSSUM", "ABSMAX")
 
 
@@ -121,6 +125,12 @@ def _build_table() -> dict[str, OpInfo]:
         t[f"VEC.{op}"] = OpInfo("VEC", "tss", ("shape",) + _ASYNC)
     for kind in RED_KINDS:
         t[f"VEC.RED.{kind}"] = OpInfo("VEC", "tt", ("dim", "acc") + _ASYNC)
+    for op in EXT_BINARY:
+        t[op] = OpInfo("SCALAR", "rss")
+        t[f"VEC.{op}"] = OpInfo("VEC", "tss", ("shape",) + _ASYNC)
+    for op in EXT_UNARY:
+        t[op] = OpInfo("SCALAR", "rs")
+        t[f"VEC.{op}"] = OpInfo("VEC", "ts", ("shape",) + _ASYNC)
     return t
 
 

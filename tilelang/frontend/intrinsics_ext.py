@@ -1,0 +1,138 @@
+"""More of TileLang's expression functions: `T.sin/cos/tan/pow/round/trunc`, `T.Cast(dtype,
+x)`, `T.clamp`, `T.floordiv/floormod/truncdiv/truncmod`, the bit functions
+(`T.bitwise_and`, `T.shift_left`, ...), `T.dtype(...)`, `x.astype(dtype)`; and the
+diagnostics for what is not an expression here (thread-level code, `T.const` / `T.empty`
+outside a `@tilelang.jit` body).
+
+`HANDLERS` extends intrinsics.py's table: name -> handler(builder, name, tree, span).
+"""
+from __future__ import annotations
+
+from .. import dtypes
+from ..diagnostics import codes_types as CT
+from ..diagnostics.codes_compat import EAGER_FORM, THREAD_LEVEL
+from ..ir.nodes import Binary, Call, Cast, Const, Select
+from ..language.names import THREAD_LEVEL as THREAD_NAMES
+from .callargs import Sig, REQUIRED, bind
+from .errors import fail
+from .exprs_ext import BIT_OPS
+from .values import DType, Lit, as_expr, unify, kind_of
+
+_BIT_FUNCS = {v: k for k, v in BIT_OPS.items()}
+
+
+def _float_unary(b, name, tree, span):
+    from .intrinsics import _float_math
+    return _float_math(b, name, tree, span)
+
+
+def _pow(b, name, tree, span):
+    args = bind(Sig("T.pow", (("x", REQUIRED), ("y", REQUIRED))), tree, b.spans)
+    x, y = unify(b.eval(args["x"]), b.eval(args["y"]), span)
+    if kind_of(x.dtype) != "float":
+        raise fail(CT.BAD_OPERAND, f"T.pow needs float arguments, found {x.dtype}", span,
+                   x.dtype, help='convert first: T.pow(T.cast(x, "float32"), y)')
+    return Call("pow", (x, y), x.dtype, span=span)
+
+
+def _cast_dtype_first(b, name, tree, span):
+    """TileLang's `T.Cast(dtype, x)` (arguments the other way round from T.cast)."""
+    from .intrinsics import dtype_of
+    args = bind(Sig("T.Cast", (("dtype", REQUIRED), ("value", REQUIRED))), tree, b.spans)
+    return Cast(as_expr(b.eval(args["value"])), dtype_of(b.eval(args["dtype"])), span=span)
+
+
+def _clamp(b, name, tree, span):
+    args = bind(Sig("T.clamp", (("x", REQUIRED), ("lo", REQUIRED), ("hi", REQUIRED))), tree,
+                b.spans)
+    x, lo, hi = (b.eval(args[k]) for k in ("x", "lo", "hi"))
+    return _minmax("min", _minmax("max", x, lo, span), hi, span)
+
+
+def _minmax(op, a, b, span):
+    x, y = unify(a, b, span)
+    return Binary(op, x, y, x.dtype, span=span)
+
+
+def _floor_op(b, name, tree, span):
+    args = bind(Sig(f"T.{name}", (("a", REQUIRED), ("b", REQUIRED))), tree, b.spans)
+    op = "//" if name == "floordiv" else "%"
+    return b.binop(op, b.eval(args["a"]), b.eval(args["b"]), span, span)
+
+
+def _trunc_op(b, name, tree, span):
+    """Division rounding toward zero (C's `/` and `%`), from the floor operations."""
+    args = bind(Sig(f"T.{name}", (("a", REQUIRED), ("b", REQUIRED))), tree, b.spans)
+    x, y = unify(b.eval(args["a"]), b.eval(args["b"]), span)
+    if not dtypes.is_int(x.dtype):
+        raise fail(CT.NOT_INTEGER, f"T.{name} needs integers, found {x.dtype}", span, x.dtype)
+    q = Binary("//", x, y, x.dtype, span=span)
+    r = Binary("%", x, y, x.dtype, span=span)
+    zero, one = Const(0, x.dtype, span=span), Const(1, x.dtype, span=span)
+    signs_differ = Binary("!=", Binary("<", x, zero, "bool", span=span),
+                          Binary("<", y, zero, "bool", span=span), "bool", span=span)
+    inexact = Binary("and", Binary("!=", r, zero, "bool", span=span), signs_differ, "bool",
+                     span=span)
+    if name == "truncdiv":
+        return Binary("+", q, Select(inexact, one, zero, x.dtype, span=span), x.dtype,
+                      span=span)
+    return Binary("-", r, Select(inexact, y, zero, x.dtype, span=span), x.dtype, span=span)
+
+
+def _bit_func(b, name, tree, span):
+    if name == "bitwise_not":
+        args = bind(Sig("T.bitwise_not", (("x", REQUIRED),)), tree, b.spans)
+        e = as_expr(b.eval(args["x"]))
+        if not dtypes.is_int(e.dtype):
+            raise fail(CT.BAD_OPERAND, f"T.bitwise_not needs an integer, found {e.dtype}",
+                       span, e.dtype)
+        return Call("bitwise_not", (e,), e.dtype, span=span)
+    args = bind(Sig(f"T.{name}", (("a", REQUIRED), ("b", REQUIRED))), tree, b.spans)
+    return b.binop(_BIT_FUNCS[name], b.eval(args["a"]), b.eval(args["b"]), span, span)
+
+
+def _dtype(b, name, tree, span):
+    from .intrinsics import dtype_of
+    args = bind(Sig("T.dtype", (("name", REQUIRED),)), tree, b.spans)
+    return DType(dtype_of(b.eval(args["name"])), span)
+
+
+def _thread_level(b, name, tree, span):
+    raise fail(THREAD_LEVEL, f"`T.{name}` is thread-level code, which the tile language "
+               "does not have", span, "thread-level",
+               notes=["kernels here program whole blocks: the CPU runs a block on one core "
+                      "with vector instructions, tcsim on one simulated core; neither has "
+                      "CUDA threads to name"],
+               help="write it with tiles: a per-thread loop as `for i in T.Parallel(n)`, a "
+                    "warp or block reduction as T.reduce_sum / T.reduce_max into a fragment")
+
+
+def _eager_only(b, name, tree, span):
+    raise fail(EAGER_FORM, f"`T.{name}` declares {'sizes' if name == 'const' else 'an output'}"
+               " of a current-style @tilelang.jit function", span, "not allowed here",
+               help=f"write `... = T.{name}(...)` among the declarations at the top of a "
+                    "@tilelang.jit function whose body is the kernel")
+
+
+def method_call(b, method, tree, span):
+    """`x.astype(dtype)`."""
+    from .intrinsics import dtype_of
+    args = bind(Sig(".astype", (("dtype", REQUIRED),)), tree, b.spans)
+    obj = method.obj
+    dtype = dtype_of(b.eval(args["dtype"]))
+    if isinstance(obj, Lit):
+        from .values import lit_to
+        return lit_to(Lit(float(obj.value) if dtypes.is_float(dtype) else obj.value,
+                          obj.span), dtype)
+    return Cast(as_expr(obj), dtype, span=span)
+
+
+HANDLERS = {n: _float_unary for n in ("sin", "cos", "tan", "round", "trunc")}
+HANDLERS.update(pow=_pow, Cast=_cast_dtype_first, clamp=_clamp, floordiv=_floor_op,
+                floormod=_floor_op, truncdiv=_trunc_op, truncmod=_trunc_op, dtype=_dtype,
+                const=_eager_only, empty=_eager_only)
+HANDLERS.update({n: _bit_func for n in _BIT_FUNCS})
+HANDLERS.update({n: _bit_func for n in ("bitwise_not",)})
+HANDLERS.update({n: _thread_level for n in THREAD_NAMES})
+
+__all__ = ["HANDLERS", "method_call"]

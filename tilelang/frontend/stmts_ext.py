@@ -1,0 +1,142 @@
+"""Statements TileLang programs use beyond the core: tuple assignment (`KH, KW = K, K`),
+annotated assignment (`x: T.float32 = 0.0`), `assert`, `if` on a compile-time condition
+(only the branch taken is built, as Python runs only that branch in TileLang's parser),
+compile-time `x += 1`, and clear diagnostics for `while`, `break` and `continue`.
+
+`declare(target, value_tree, span)` is the hook `name = ...` calls first: the
+declarations of a current-style `@tilelang.jit` body (`T.const`, `T.empty`, `T.dynamic`,
+eager.py) are handled there; it returns None for an ordinary assignment.
+"""
+from __future__ import annotations
+
+from lark import Tree
+
+from ..diagnostics import codes_names as CN, codes_syntax as CS, codes_types as CT
+from ..diagnostics.codes_compat import ASSERTION
+from ..ir.nodes import Cast
+from .errors import fail
+from .exprs_ext import truth
+from .values import Lit, Str, Tup, as_expr, describe, span_of
+
+
+class StmtExtMixin:
+    eager = None            # an eager.EagerState while building a current-style body
+
+    def declare(self, target, value_tree, span):
+        if self.eager is not None:
+            return self.eager.declare(self, target, value_tree, span)
+        return None
+
+    def is_size_alias(self, value) -> bool:
+        """In a current-style body, before the grids, a name bound to an expression of
+        the T.const sizes names that expression (Python binds the value, and the sizes
+        are compile-time values): `KH = K`, `OH = (H + 2 * P - K) // S + 1`."""
+        from ..ir.visitor import free_vars
+        from ..ir.nodes import Expr
+        if self.eager is None or self.in_kernel or not isinstance(value, Expr):
+            return False
+        names = free_vars(value)
+        return bool(names) and all(v.name in self.eager.const_names or
+                                   v.name in self.symbol_names for v in names)
+
+    # ------------------------------------------------------------------ a, b = ...
+    def assign_tuple(self, target, value, span) -> list:
+        names = target.children
+        items = value.items if isinstance(value, Tup) else None
+        if items is None or len(items) != len(names):
+            got = f"{len(items)} values" if items is not None else describe(value)
+            raise fail(CN.ASSIGN_NOT_VARIABLE, f"cannot unpack {got} into {len(names)} "
+                       "names", self.spans.of(target), f"{len(names)} names",
+                       secondary=[(span_of(value), got)])
+        out = []
+        for name_tree, item in zip(names, items):
+            if not (isinstance(name_tree, Tree) and name_tree.data == "name"):
+                raise fail(CN.ASSIGN_NOT_VARIABLE, "only names can be unpacked into",
+                           self.spans.of(name_tree), "not a name")
+            name = str(name_tree.children[0])
+            out += self.assign_name(name, self.spans.of(name_tree), item, span)
+        return out
+
+    # ------------------------------------------------------------------ x: T = value
+    def _s_ann_assign(self, tree):
+        name_tok, ann, value_tree = tree.children
+        span = self.spans.of(tree)
+        if self.eager is not None and value_tree is None:
+            return self.eager.annotate(self, str(name_tok), self.spans.of(name_tok), ann,
+                                       span)
+        if value_tree is None:
+            raise fail(CS.UNSUPPORTED_SYNTAX, f"annotation of `{name_tok}` without a value",
+                       self.spans.of(tree), "nothing assigned",
+                       help="in a kernel, annotate an assignment: `x: T.float32 = 0.0`")
+        from .intrinsics import dtype_of
+        dtype = dtype_of(self.eval(ann))
+        value = self.eval(value_tree)
+        e = as_expr(value, "a scalar value to bind", dtype if isinstance(value, Lit) else None)
+        if e.dtype != dtype:
+            e = Cast(e, dtype, span=e.span)
+        return self.assign_name(str(name_tok), self.spans.of(name_tok), e, span)
+
+    # ------------------------------------------------------------------ assert
+    def _s_assert_stmt(self, tree):
+        cond_tree, msg_tree = tree.children
+        known = truth(self.eval(cond_tree))
+        if known is None:
+            if self.eager is not None and self.eager.signature_only:
+                return []                   # checked once the sizes are known
+            raise fail(CT.NOT_CONSTANT, "`assert` needs a condition known at compile time",
+                       self.spans.of(cond_tree), "known only at run time",
+                       help="check run-time values with an `if` around the work instead")
+        if not known:
+            msg = self._assert_message(msg_tree)
+            raise fail(ASSERTION, f"assertion failed{': ' + msg if msg else ''}",
+                       self.spans.of(cond_tree), "false for these parameters")
+        return []
+
+    def _assert_message(self, tree) -> str:
+        if tree is None:
+            return ""
+        try:
+            value = self.eval(tree)
+        except Exception:               # an f-string or a message we cannot evaluate
+            return ""
+        return value.value if isinstance(value, Str) else ""
+
+    # ------------------------------------------------------------------ if <constant>:
+    def static_if(self, branches, else_tree):
+        """`if` / `elif` whose leading conditions are compile-time: the statements of the
+        branch taken (in the enclosing scope, as in Python), or None when a condition is
+        known only at run time (then `remaining` is built as an ordinary `if`)."""
+        for i, (cond_tree, body_tree, _span) in enumerate(branches):
+            known = truth(self.eval(cond_tree), python_only=True)
+            if known is None:
+                return None if i == 0 else ("rest", branches[i:])
+            if known:
+                return ("taken", self.stmts(_suite_stmts(body_tree)))
+        if else_tree is None:
+            return ("taken", [])
+        return ("taken", self.stmts(_suite_stmts(else_tree.children[0])))
+
+    # ------------------------------------------------------------------ x += 1 (constant)
+    def aug_const(self, name, value, op, value_tree, span, op_span):
+        """`x += ...` on a compile-time constant rebinds it, as Python does."""
+        new = self.binop(op, value, self.eval(value_tree), span, op_span)
+        return self.assign_name(name, span, new, span)
+
+    # ------------------------------------------------------------------ loops
+    def _s_while_stmt(self, tree):
+        raise fail(CS.UNSUPPORTED_SYNTAX, "`while` loops are not supported", self.spans.of(tree),
+                   "while loop", help="write a `for` loop over the largest trip count "
+                   "with an `if` around its body")
+
+    def _s_break_stmt(self, tree):
+        raise fail(CS.UNSUPPORTED_SYNTAX, "`break` is not supported", self.spans.of(tree),
+                   "break", help="guard the rest of the loop body with an `if` instead")
+
+    _s_continue_stmt = _s_break_stmt
+
+
+def _suite_stmts(suite) -> list:
+    return [c for c in suite.children if isinstance(c, Tree)]
+
+
+__all__ = ["StmtExtMixin"]
