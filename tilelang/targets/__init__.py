@@ -15,6 +15,7 @@ leaf imports them first.
 from __future__ import annotations
 
 import importlib
+import os
 
 # name -> "module:class" of its Target
 REGISTRY = {
@@ -22,7 +23,13 @@ REGISTRY = {
     "tcsim": "tilelang.targets.tcsim.target:TcsimTarget",
 }
 DEFAULT = "cpu"
-ALIASES = {"auto": DEFAULT}         # TileLang's spelling for "the machine we are on"
+ENV = "TILELANG_TARGET"             # overrides DEFAULT: run unchanged programs on tcsim
+
+
+def default_spec() -> str:
+    """The target of a compile that names none (or TileLang's "auto"): $TILELANG_TARGET,
+    else cpu."""
+    return os.environ.get(ENV, "").strip() or DEFAULT
 
 
 def target_class(name: str):
@@ -39,10 +46,11 @@ def classes() -> list:
 def get(spec: str | None = None, *, cpu: str | None = None, features: str | None = None):
     """The Target `spec` names: `NAME[REST]`, where NAME is a registered target and the
     target parses REST (`:CONFIG`, `:LLVM_CPU+feat,-feat`). `cpu` / `features` are the
-    `--cpu` / `--features` aliases of the cpu target's spec; None is the default target.
+    `--cpu` / `--features` aliases of the cpu target's spec; None (or TileLang's "auto")
+    is the default target: $TILELANG_TARGET, else cpu.
     A Target passes through. An unknown name or a malformed spec is a user error (TL0705)."""
     from .base import Target, bad_spec
-    spec = ALIASES.get(spec, spec) if spec is not None else DEFAULT
+    spec = default_spec() if spec is None or spec == "auto" else spec
     if isinstance(spec, Target):
         if cpu is None and features is None:
             return spec
