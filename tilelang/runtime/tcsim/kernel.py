@@ -13,25 +13,38 @@ from ..kernel_map import KernelMap
 from ...targets.tcsim.artifact import Artifact
 
 
-class SimKernel:
-    """One tcsim artifact, run by calling it on numpy arrays (outputs written in place,
-    as a CPU kernel without `out_idx`); `.last_report` is the Report of the last call."""
+_UNSET = object()
 
-    def __init__(self, artifact: Artifact, config: str | None = None):
+
+class SimKernel:
+    """One tcsim artifact, run by calling it on numpy arrays (outputs written in place;
+    with `out_idx`, as on the CPU, those parameters are allocated and returned);
+    `.last_report` is the Report of the last call."""
+
+    def __init__(self, artifact: Artifact, config: str | None = None, out_idx=None):
         self.artifact = artifact
         self.config = config or artifact.config_name
+        self.out_idx = out_idx
         self.last_report = None
 
     @property
     def name(self) -> str:
         return self.artifact.program.name
 
-    def __call__(self, *args, mode: str = "functional", trace=None, **kwargs):
+    def __call__(self, *args, mode: str = "functional", trace=None, out_idx=_UNSET,
+                 **kwargs):
         """Simulate one launch; `mode="timing"` takes `(shape, dtype)` pairs and computes
-        nothing; `trace=PATH` writes a Chrome trace. Returns None (see `.last_report`)."""
+        nothing; `trace=PATH` writes a Chrome trace. Returns the `out_idx` outputs (None
+        without; see `.last_report` for the machine's report)."""
         from .sim import run
-        self.last_report = run(self.artifact, *args, config=self.config, mode=mode,
-                               trace=trace, **kwargs)
+        out_idx = self.out_idx if out_idx is _UNSET else out_idx
+        result = run(self.artifact, *args, config=self.config, mode=mode, trace=trace,
+                     out_idx=out_idx, **kwargs)
+        if out_idx is None:
+            self.last_report = result
+            return None
+        self.last_report, outputs = result
+        return outputs
 
     def __repr__(self) -> str:
         return f"<tcsim kernel {self.name} on {self.config}>"

@@ -41,9 +41,10 @@ def value_params(program) -> set[str]:
             for a in ins.args if isinstance(a, Glob)}
 
 
-def bind(program, args, kwargs, functional: bool):
-    """(tensors by name, environment of symbol / scalar values and `__grid__`)."""
-    plan = BindingPlan(signature(program))
+def bind(program, args, kwargs, functional: bool, out_idx=None):
+    """(tensors by name, environment of symbol / scalar values and `__grid__`, the
+    outputs the binder allocated for `out_idx`: None, one array or a tuple)."""
+    plan = BindingPlan(signature(program), out_idx)
     if not functional:
         by_value = value_params(program)
         names = plan.names
@@ -53,7 +54,7 @@ def bind(program, args, kwargs, functional: bool):
     bound = plan.bind_named(tuple(args), kwargs)
     env = dict(bound.values)
     env["__grid__"] = grid_of(program, env)
-    return bound.tensors, env
+    return bound.tensors, env, bound.result
 
 
 def grid_of(program, env) -> list:

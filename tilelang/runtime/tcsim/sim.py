@@ -542,7 +542,7 @@ def _preload(program, env) -> list[tuple[int, object]]:
 
 
 def run(program, *args, config=None, mode="functional", trace=None, check_races=None,
-        max_events=None, **kwargs):
+        max_events=None, out_idx=None, **kwargs):
     """Run `program` (a Program or Artifact) on machine `config` (a name or a
     MachineConfig; default: the artifact's own config, `DEFAULT_CONFIG` for a bare
     Program).
@@ -550,7 +550,8 @@ def run(program, *args, config=None, mode="functional", trace=None, check_races=
     mode="functional": arrays are numpy arrays, outputs written in place, numerics and
     timing both simulated; mode="timing": arrays may be numpy arrays or (shape, dtype)
     pairs — nothing is computed, only cycles. `trace` = a path writes a Chrome trace.
-    Returns a Report."""
+    Returns a Report; with `out_idx` (parameters the call allocates, as on the CPU) a pair
+    (Report, the outputs: one array or a tuple)."""
     from ...targets.tcsim.artifact import Artifact, check_fits
     programs = (program,)
     if isinstance(program, Artifact):
@@ -562,7 +563,7 @@ def run(program, *args, config=None, mode="functional", trace=None, check_races=
     functional = mode == "functional"
     if mode not in ("functional", "timing"):
         raise ValueError(f"mode must be 'functional' or 'timing', not {mode!r}")
-    tensors, env = bind(programs[0], args, kwargs, functional)
+    tensors, env, outputs = bind(programs[0], args, kwargs, functional, out_idx)
     reports, sims, l2 = [], [], None
     for p in programs:       # the grids of one kernel, in order, each to completion
         env["__grid__"] = grid_of(p, env)
@@ -575,9 +576,11 @@ def run(program, *args, config=None, mode="functional", trace=None, check_races=
         from .trace import write_trace
         write_trace(sims, trace)
     if len(reports) == 1:
-        return reports[0]
-    from .report import sequence
-    return sequence(reports, cfg)
+        report = reports[0]
+    else:
+        from .report import sequence
+        report = sequence(reports, cfg)
+    return report if out_idx is None else (report, outputs)
 
 
 def _run_grid(program, cfg, tensors, env, functional, trace, check_races, max_events, l2):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..base import EmitKind, Peaks, RunSettings, Target, bad_spec, unavailable
+from ..base import EmitKind, Peaks, RunSettings, Target, bad_spec
 from .config import CONFIGS, DEFAULT_CONFIG
 
 
@@ -75,11 +75,8 @@ class TcsimTarget(Target):
     def library(self, compiled: dict, options, out_idx=None):
         """The kernels as callables that run the simulator (`SimLibrary`)."""
         from ...runtime.tcsim import SimKernel, SimLibrary
-        if out_idx is not None:
-            raise unavailable(self, "`out_idx`",
-                              help="allocate the outputs and pass them: results are "
-                                   "written in place")
-        return SimLibrary({name: SimKernel(a, self.config) for name, a in compiled.items()})
+        return SimLibrary({name: SimKernel(a, self.config, out_idx)
+                           for name, a in compiled.items()})
 
     # ------------------------------------------------------------------ running
 
