@@ -58,7 +58,8 @@ class StmtLowering:
         elif isinstance(s, Store) and s.buffer.scope == "var":
             self.scalar.into(self.scalar.var_reg(s.buffer), s.value)
         elif isinstance(s, (Store, Atomic)):
-            raise unsupported(s, "element stores outside T.Parallel loops")
+            from .vec_elems import lower_element
+            lower_element(self, s)
         else:
             raise unsupported(s, f"`{type(s).__name__}` statements")
 
@@ -132,8 +133,8 @@ class StmtLowering:
         src_g = s.src.buffer.name not in self.local
         dst_g = s.dst.buffer.name not in self.local
         if src_g and dst_g:
-            raise unsupported(s, "T.copy from global memory to global memory")
-        if src_g:
+            self.copy_global(s)
+        elif src_g:
             self.load(self._view(s.dst, "T.copy"), s.src)
         elif dst_g:
             self.store(self._view(s.src, "T.copy"), s.dst)
@@ -144,6 +145,15 @@ class StmtLowering:
                     [e for e in self._shape(dst) if e != 1]:
                 raise unsupported(s, "on-chip T.copy between differently shaped regions")
             self.move(dst, src)
+
+    def copy_global(self, s: Copy) -> None:
+        """Global to global: through a tile of the region's extents (loaded, converted
+        to the destination's dtype, stored)."""
+        shape = [int(e) for e in s.src.extents if int(e) != 1] or [1]
+        name = f"__gg{len(self.em.buffers)}"
+        self.em.declare(name, self.plan.fragment, s.dst.buffer.dtype, shape)
+        self.load((name, None), s.src)
+        self.store((name, None), s.dst)
 
     def move(self, dst, src) -> None:
         self.em.engine_op("VEC", "COPY", (self._tile(dst), self._tile(src)),

@@ -9,9 +9,11 @@ stores). The outermost operator writes X directly.
 """
 from __future__ import annotations
 
-from ...ir.nodes import Binary, Call, Cast, Const, For, Let, Load, Select, Seq, Store, Unary, Var
+from ...ir.nodes import (Atomic, Binary, Call, Cast, Const, For, Let, Load, Select, Seq, Store,
+                         Unary, Var)
 from ...ir.visitor import walk
 from ...targets.tcsim.isa import Glob, Tile
+from . import vec_elems
 from .scalar import BIN, CALLS, CALLS2, unsupported
 
 
@@ -107,6 +109,8 @@ class VecLowering:
         name = e.buffer.name
         if name not in self.st.local:
             return self._global_load(e)
+        if vec_elems.is_unit_access(self, e.indices):
+            return vec_elems.unit_load(self, e)
         box, dims = self._access(e, name, e.indices)
         if len(set(dims)) != len(dims):
             raise unsupported(e, "a T.Parallel loop variable indexing two dims of one load")
@@ -221,10 +225,27 @@ class VecLowering:
         self.em.engine_op("VEC", op, args, reads=reads, writes=(dst_name,),
                           shape=self.shape, **attrs)
 
-    def store(self, s: Store) -> None:
+    def store(self, s, guard=None) -> None:
+        """A Store (or element Atomic) over the domain, under `guard` (None: always)."""
         name = s.buffer.name
         if name not in self.st.local:
-            raise unsupported(s, f"element stores to global tensor `{name}` (use T.copy)")
+            vec_elems.store_global(self, s, guard)
+            self.release(keep={t.buf for t in self.lets.values()})
+            return
+        if isinstance(s, Atomic):           # on chip, blocks do not share: a plain update
+            op = {"add": "+", "max": "max", "min": "min"}[s.op]
+            s = Store(s.buffer, s.indices, Binary(op, Load(s.buffer, s.indices,
+                                                           s.buffer.dtype, span=s.span),
+                                                  s.value, s.value.dtype, span=s.span),
+                      span=s.span)
+        if guard is not None:
+            s = Store(s.buffer, s.indices, Select(guard, s.value, Load(
+                s.buffer, s.indices, s.buffer.dtype, span=s.span), s.value.dtype,
+                span=s.span), span=s.span)
+        if vec_elems.is_unit_access(self, s.indices):
+            vec_elems.store_local_unit(self, s, s.value)
+            self.release(keep={t.buf for t in self.lets.values()})
+            return
         box, dims = self._access(s, name, s.indices)
         if sorted(dims) != list(range(len(self.shape))):
             raise unsupported(s, "a store inside T.Parallel must use every loop variable once")
@@ -244,9 +265,9 @@ def lower_parallel(st, s: For) -> None:
     dom_vars, shape, body = _nest(s)
     v = VecLowering(st, dom_vars, shape)
     stmts = body.stmts if isinstance(body, Seq) else (body,)
-    for x in stmts:
-        if isinstance(x, Store):
-            v.store(x)
+    for x, guard in vec_elems.flatten(stmts):
+        if isinstance(x, (Store, Atomic)):
+            v.store(x, guard)
         elif isinstance(x, Let):
             if v.depends(x.value):
                 name = v.temp(x.value.dtype)

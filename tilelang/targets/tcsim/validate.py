@@ -182,8 +182,10 @@ def _vec_shapes(ins, bufs) -> list[str]:
     for i, t in enumerate(tiles):
         shape = t.shape(bufs[t.buf])
         dims = t.dims if t.dims is not None else tuple(range(len(shape)))
+        # a source dim of extent 1 is broadcast over its domain dim (`m[0]`)
         if len(dims) != len(shape) or any(not 0 <= d < len(domain) for d in dims) or \
-                any(shape[k] != domain[d] for k, d in enumerate(dims)):
+                any(shape[k] != domain[d] and (i == 0 or shape[k] != 1)
+                    for k, d in enumerate(dims)):
             out.append(f"{t.buf} {tuple(shape)} does not fit the domain {tuple(domain)}")
         elif i == 0 and sorted(dims) != list(range(len(domain))):
             out.append(f"destination {t.buf} must cover the whole domain")

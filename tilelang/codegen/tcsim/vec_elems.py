@@ -1,0 +1,221 @@
+"""Element accesses that tcsim's tile-granular engines do not address directly, lowered
+with whole tiles (more instructions than the CPU needs, same results):
+
+* a store `G[i0 + i, j] = v` to a global tensor inside `T.Parallel`: `v` is computed into a
+  tile of the iteration domain and written with one DMA.ST of the box the indices cover;
+  an element atomic `T.atomic_add(G[...], v)` is the same DMA.ST with `reduce=`;
+* a guarded store (`if cond: X[i, j] = v`): on chip `X = select(cond, v, X)`; to a global
+  tensor, a guard `i < C` on a loop variable shrinks the box, another guard reads the box
+  first and writes back `select(cond, v, old)`; a guarded atomic adds the op's identity
+  where the guard is false;
+* an on-chip element at a constant index (`m[0]`, `acc[i, 0]`): copied into a tile
+  without that dim, which the domain then broadcasts;
+* element stores and atomics outside `T.Parallel` (`G[b, h] = x`, `lse[0] = ...`): a
+  one-element domain.
+"""
+from __future__ import annotations
+
+import math
+
+from ...ir.nodes import Atomic, Binary, Const, If, Let, Load, Select, Seq, Store, Unary, Var
+from ...targets.tcsim.isa import Glob, Tile
+from .scalar import unsupported
+
+_IDENTITY = {"add": 0.0, "max": -math.inf, "min": math.inf}
+
+
+def flatten(stmts, guard=None):
+    """[(statement, guard or None)] of a T.Parallel body: an `if` puts its condition on
+    each store of its branches (its lets are computed unconditionally)."""
+    out = []
+    for s in stmts:
+        if isinstance(s, Seq):
+            out += flatten(s.stmts, guard)
+        elif isinstance(s, If):
+            then_g = _and(guard, s.cond)
+            out += flatten(_stmts(s.then_body), then_g)
+            if s.else_body is not None:
+                out += flatten(_stmts(s.else_body),
+                               _and(guard, Unary("not", s.cond, "bool", span=s.cond.span)))
+        else:
+            out.append((s, guard))
+    return out
+
+
+def _stmts(body):
+    return body.stmts if isinstance(body, Seq) else (body,)
+
+
+def _and(a, b):
+    return b if a is None else Binary("and", a, b, "bool", span=b.span)
+
+
+# ----------------------------------------------------------------------------- loads
+
+def is_unit_access(v, indices) -> bool:
+    """An on-chip access with an index that no loop variable of the nest reaches."""
+    return any(not v.depends(ix) for ix in indices)
+
+
+def unit_load(v, e: Load) -> Tile:
+    """`m[0]`, `acc[i, 0]`: the element row as a tile without the constant dims."""
+    name = e.buffer.name
+    shape = v.em.buffers[name].shape
+    box, dims, kept = [], [], []
+    for ix, n in zip(e.indices, shape):
+        if v.depends(ix):
+            var, off = v._var_offset(ix)
+            if var is None:
+                raise unsupported(e, "on-chip indices inside T.Parallel other than "
+                                     "`loop variable [+ constant]`")
+            ext = v.shape[v.dom[var]]
+            box.append((off, ext))
+            dims.append(v.dom[var])
+            kept.append(ext)
+        else:
+            if not isinstance(ix, Const):
+                raise unsupported(e, f"on-chip element of `{name}` at an index computed at "
+                                     "run time inside T.Parallel")
+            box.append((int(ix.value), 1))
+    if any(o < 0 or o + x > n for (o, x), n in zip(box, shape)):
+        raise unsupported(e, f"T.Parallel access outside `{name}`")
+    temp = f"__u{len(v.em.buffers)}"
+    v.em.declare(temp, v.st.plan.fragment, e.buffer.dtype, kept or [1])
+    base = v.em.tile(name)
+    v.em.engine_op("VEC", "COPY", (v.em.tile(temp), Tile(base.buf, base.stage, None,
+                                                         tuple(box))),
+                   reads=(name,), writes=(temp,))
+    return Tile(temp, None, tuple(dims) if dims else (0,))
+
+
+# ----------------------------------------------------------------------------- stores
+
+def store_local_unit(v, s: Store, value) -> None:
+    """A store to an on-chip element row with constant indices: computed into a tile of
+    the domain, then copied in."""
+    dims = [v.dom[v._var_offset(ix)[0]] for ix in s.indices if v.depends(ix)]
+    if sorted(dims) != list(range(len(dims))) or len(dims) != len(v.dom):
+        raise unsupported(s, "a store inside T.Parallel must use every loop variable once")
+    temp = _value_tile(v, s, value, dims)
+    box = []
+    for ix, n in zip(s.indices, v.em.buffers[s.buffer.name].shape):
+        if v.depends(ix):
+            var, off = v._var_offset(ix)
+            box.append((off, v.shape[v.dom[var]]))
+        elif isinstance(ix, Const):
+            box.append((int(ix.value), 1))
+        else:
+            raise unsupported(s, "on-chip store at an index computed at run time")
+    base = v.em.tile(s.buffer.name)
+    v.em.engine_op("VEC", "COPY", (Tile(base.buf, base.stage, None, tuple(box)),
+                                   v.em.tile(temp)),
+                   reads=(temp,), writes=(s.buffer.name,))
+
+
+def store_global(v, s, guard) -> None:
+    """A store or element atomic to a global tensor over the whole domain."""
+    reduce = s.op if isinstance(s, Atomic) else None
+    starts, dims = _global_box(v, s)
+    if sorted(dims) != list(range(len(v.shape))):
+        raise unsupported(s, "a store to a global tensor inside T.Parallel must use every "
+                             "loop variable once")
+    limits, guard = _box_limits(v, guard)
+    value = s.value
+    if guard is not None and reduce is not None:      # the op's identity: no effect
+        value = Select(guard, value, Const(_IDENTITY[reduce], value.dtype), value.dtype)
+    elif guard is not None:                           # read the box, write it back
+        value = Select(guard, value, Load(s.buffer, s.indices, s.buffer.dtype,
+                                          span=s.span), value.dtype)
+    temp = _value_tile(v, s, value, dims)
+    ext = [min(v.shape[d], limits.get(d, v.shape[d])) for d in dims]
+    it = iter(ext)
+    box = tuple(next(it) if v.depends(ix) else 1 for ix in s.indices)
+    sub = tuple((0, e) for e in ext) if limits else None
+    v.em.engine_op("DMA_OUT", "DMA.ST", (Glob(s.buffer.name, tuple(starts)),
+                                         Tile(temp, None, None, sub)),
+                   reads=(temp,), writes=(s.buffer.name,), box=box, reduce=reduce)
+
+
+def _global_box(v, s):
+    """(start operands, the domain dim of each indexed global dim, in order)."""
+    starts, dims = [], []
+    for ix in s.indices:
+        base, var = v._split_index(ix)
+        starts.append(v.st.scalar.operand(base if base is not None else Const(0, "int32")))
+        if var is not None:
+            dims.append(v.dom[var])
+    return starts, dims
+
+
+def _box_limits(v, guard):
+    """({domain dim: bound}, the rest of the guard) for the conjuncts `i < C`."""
+    limits, rest = {}, []
+    for c in _conjuncts(guard):
+        bound = _var_bound(v, c)
+        if bound is None:
+            rest.append(c)
+        else:
+            d, n = bound
+            limits[d] = min(n, limits.get(d, n))
+    residual = None
+    for c in rest:
+        residual = _and(residual, c)
+    return limits, residual
+
+
+def _conjuncts(e):
+    if e is None:
+        return []
+    if isinstance(e, Binary) and e.op == "and":
+        return _conjuncts(e.lhs) + _conjuncts(e.rhs)
+    return [e]
+
+
+def _var_bound(v, c):
+    if not isinstance(c, Binary) or c.op not in ("<", "<=", ">", ">="):
+        return None
+    lhs, op, rhs = c.lhs, c.op, c.rhs
+    if isinstance(lhs, Const) and isinstance(rhs, Var):
+        lhs, rhs, op = rhs, lhs, {"<": ">", "<=": ">=", ">": "<", ">=": "<="}[op]
+    if not (isinstance(lhs, Var) and lhs in v.dom and isinstance(rhs, Const)):
+        return None
+    if op not in ("<", "<="):
+        return None
+    return v.dom[lhs], max(0, int(rhs.value) + (1 if op == "<=" else 0))
+
+
+def _value_tile(v, s, value, dims) -> str:
+    """A temporary tile holding `value` over the domain; tile dim t is domain dim
+    dims[t] (a one-element tile when the domain has no loop variable)."""
+    dims = tuple(dims)
+    temp = f"__s{len(v.em.buffers)}"
+    v.em.declare(temp, v.st.plan.fragment, s.buffer.dtype, [v.shape[d] for d in dims] or [1])
+    dst = Tile(temp, None, dims or None)
+    if not v.depends(value):
+        v._vec(temp, "VEC.MOV", (dst, v.st.scalar.operand(value)))
+    else:
+        v.compute(dst, temp, value)
+    return temp
+
+
+# ----------------------------------------------------------------------------- outside
+
+def lower_element(st, s) -> None:
+    """A Store / Atomic outside T.Parallel: a one-element domain."""
+    from .vec import VecLowering
+    v = VecLowering(st, [], (1,))
+    if s.buffer.name in st.local:
+        if isinstance(s, Atomic):
+            s = Store(s.buffer, s.indices, Binary(_ATOMIC_BIN[s.op], Load(
+                s.buffer, s.indices, s.buffer.dtype, span=s.span), s.value, s.value.dtype,
+                span=s.span), span=s.span)
+        v.store(s)
+    else:
+        store_global(v, s, None)
+    v.release()
+
+
+_ATOMIC_BIN = {"add": "+", "max": "max", "min": "min"}
+
+__all__ = ["flatten", "is_unit_access", "unit_load", "store_local_unit", "store_global",
+           "lower_element"]
