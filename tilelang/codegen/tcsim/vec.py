@@ -109,6 +109,8 @@ class VecLowering:
         name = e.buffer.name
         if name not in self.st.local:
             return self._global_load(e)
+        if vec_elems.needs_gather(self, e.indices):
+            return vec_elems.gather(self, e)
         if vec_elems.is_unit_access(self, e.indices):
             return vec_elems.unit_load(self, e)
         box, dims = self._access(e, name, e.indices)

@@ -88,6 +88,39 @@ def unit_load(v, e: Load) -> Tile:
     return Tile(temp, None, tuple(dims) if dims else (0,))
 
 
+def needs_gather(v, indices) -> bool:
+    """An index the vector unit cannot address as a box: neither `loop var [+ c]` nor a
+    constant (`j * 2`, `j // 2`, a loaded index)."""
+    for ix in indices:
+        if not v.depends(ix):
+            if not isinstance(ix, Const):
+                return True
+        elif v._var_offset(ix)[0] is None:
+            return True
+    return False
+
+
+def gather(v, e: Load) -> Tile:
+    """`x[i, j * 2]`: the flat element offset of each domain point, computed by the
+    vector unit, then one VEC.GATHER."""
+    name = e.buffer.name
+    shape = v.em.buffers[name].shape
+    flat, stride = None, 1
+    for ix, n in reversed(list(zip(e.indices, shape))):
+        term = ix if stride == 1 else Binary("*", ix, Const(stride, "int32"), "int32")
+        flat = term if flat is None else Binary("+", term, flat, "int32")
+        stride *= n
+    idx = v.operand(flat)
+    base = v.em.tile(name)
+    src = Tile(base.buf, base.stage)
+    if v.em.buffers[name].level not in v.st.plan.vec:
+        staged, _ = v._reachable((name, None))
+        src = Tile(staged)
+    temp = v.temp(e.buffer.dtype)
+    v._vec(temp, "VEC.GATHER", (Tile(temp), src, idx))
+    return Tile(temp)
+
+
 # ----------------------------------------------------------------------------- stores
 
 def store_local_unit(v, s: Store, value) -> None:

@@ -69,6 +69,11 @@ def _vec(core, op, d, name) -> None:
         return
     if name == "VEC.IOTA":
         res = np.indices(shape)[d.attrs["dim"]]
+    elif name == "VEC.GATHER":
+        flat = view(core, d.tiles[1], op.stages[1]).reshape(-1)
+        idx = np.broadcast_to(_operand(core, op, 2, shape), shape).astype(np.int64)
+        inside = (idx >= 0) & (idx < flat.size)
+        res = np.where(inside, flat[np.where(inside, idx, 0)], 0)
     elif name == "ACC.READ":
         src = _operand(core, op, 1, shape)
         scale = d.attrs.get("scale")

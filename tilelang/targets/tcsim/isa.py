@@ -131,6 +131,9 @@ def _build_table() -> dict[str, OpInfo]:
     for op in EXT_UNARY:
         t[op] = OpInfo("SCALAR", "rs")
         t[f"VEC.{op}"] = OpInfo("VEC", "ts", ("shape",) + _ASYNC)
+    # dst[p] = src.flat[idx[p]] over the domain (0 where idx is outside src): an on-chip
+    # element at a computed index (`x[i, j * 2]`, `w[j // 2]`)
+    t["VEC.GATHER"] = OpInfo("VEC", "tts", ("shape",) + _ASYNC)
     return t
 
 

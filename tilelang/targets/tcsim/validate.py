@@ -180,6 +180,8 @@ def _vec_shapes(ins, bufs) -> list[str]:
         return ["VEC.IOTA dim outside the domain"]
     out = []
     for i, t in enumerate(tiles):
+        if ins.op == "VEC.GATHER" and i == 1:
+            continue                    # the gathered buffer: any shape
         shape = t.shape(bufs[t.buf])
         dims = t.dims if t.dims is not None else tuple(range(len(shape)))
         # a source dim of extent 1 is broadcast over its domain dim (`m[0]`)
