@@ -89,7 +89,7 @@ def shift(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32")):
         Y = T.alloc_fragment((64,), "float32")
         T.copy(A[bx * 64], X)
         for i in T.Parallel(64):
-            Y[i] = X[2 * i - i]
+            Y[2 * i - i] = X[i]
         T.copy(Y, B[bx * 64])
 '''
 
