@@ -11,21 +11,76 @@ from __future__ import annotations
 
 from lark import Tree
 
+from .. import dtypes
 from ..diagnostics import codes_names as CN, codes_syntax as CS, codes_types as CT
 from ..diagnostics.codes_compat import ASSERTION
-from ..ir.nodes import Cast
+from ..ir.nodes import Alloc, Buffer, Cast, Const
+from .callargs import Sig, REQUIRED, bind
 from .errors import fail
 from .exprs_ext import truth
-from .values import Lit, Str, Tup, as_expr, describe, span_of
+from .values import (Lit, Str, Tup, TRef, BufData, as_expr, const_int, describe,
+                     span_of)
 
 
 class StmtExtMixin:
     eager = None            # an eager.EagerState while building a current-style body
 
     def declare(self, target, value_tree, span):
+        view = self.declare_view(target, value_tree, span)
+        if view is not None:
+            return view
         if self.eager is not None:
             return self.eager.declare(self, target, value_tree, span)
         return None
+
+    # ------------------------------------------------------------------ V = T.Tensor(..., X.data)
+    def declare_view(self, target, value_tree, span):
+        """`V = T.Tensor(shape, dtype, X.data)`: V views the memory of global tensor X
+        (same dtype, C-contiguous) with another shape."""
+        if not (isinstance(value_tree, Tree) and value_tree.data == "call"
+                and isinstance(target, Tree) and target.data == "name"):
+            return None
+        callee = self.eval(value_tree.children[0])
+        if not (isinstance(callee, TRef) and callee.name in ("Tensor", "Buffer")):
+            return None
+        args = bind(Sig(f"T.{callee.name}", (("shape", REQUIRED), ("dtype", "float32"),
+                                              ("data", None))), value_tree, self.spans)
+        if args["data"] is None:
+            return None
+        data = self.eval(args["data"])
+        if not isinstance(data, BufData) or data.buffer.scope != "global":
+            raise fail(CT.BAD_PARAM_TYPE, f"the data of a T.{callee.name} view must be "
+                       f"`X.data` of a global tensor X, found {describe(data)}",
+                       span_of(data), "not a tensor's data")
+        from .intrinsics import dtype_of
+        dtype = "float32" if args["dtype"] == "float32" else dtype_of(self.eval(args["dtype"]))
+        src = data.buffer
+        if dtype != src.dtype:
+            raise fail(CT.BAD_PARAM_TYPE, f"a view of `{src.name}` ({src.dtype}) must be "
+                       f"{src.dtype}, not {dtype}", self.spans.of(args["dtype"]),
+                       "another dtype", help="views reinterpret the shape, not the dtype")
+        shape = self._view_shape(self.eval(args["shape"]))
+        name, tspan = str(target.children[0]), self.spans.of(target)
+        self._check_new_buffer(name, tspan)
+        buf = Buffer(self.fresh(name), shape, dtype, "global", span=tspan)
+        self.scope.bind(name, buf, "alloc")
+        return [Alloc(buf, source=src, span=span)]
+
+    def _view_shape(self, value) -> tuple:
+        items = value.items if isinstance(value, Tup) else (value,)
+        shape = []
+        for item in items:
+            c = const_int(item)
+            if c is not None and c > 0:
+                shape.append(Const(c, "int32", span=span_of(item)))
+                continue
+            e = as_expr(item) if not isinstance(item, Lit) else None
+            if e is None or not dtypes.is_int(e.dtype):
+                raise fail(CT.BAD_SHAPE_ENTRY, "a view's shape entry must be a positive "
+                           f"integer or an integer size expression, found {describe(item)}",
+                           span_of(item), "bad shape entry")
+            shape.append(e)
+        return tuple(shape)
 
     def is_size_alias(self, value) -> bool:
         """In a current-style body, before the grids, a name bound to an expression of

@@ -271,11 +271,16 @@ class Alloc(Stmt):
     `offset` / `align` are the placement the `memory_reuse` pass chose: the buffer lives
     at byte `offset` of its scope's arena (one arena per scope and block), and its
     address is a multiple of `align` (the arena is aligned to the largest `align` of its
-    buffers). None means unplanned: the buffer gets memory of its own."""
+    buffers). None means unplanned: the buffer gets memory of its own.
+
+    A global buffer with a `source` is a view, `T.Tensor(shape, dtype, src.data)`: the
+    memory of the global tensor `source` (same dtype, C-contiguous) seen with another
+    shape, inside the kernel or before it; it has no memory of its own."""
     buffer: Buffer
     init: Expr | None = None
     offset: int | None = None
     align: int | None = None
+    source: Buffer | None = None
     span: Span = _span()
 
     def effects(self) -> Effects:

@@ -197,6 +197,8 @@ def _alloc(s: Alloc) -> str:
     if b.scope == "var":
         init = "" if s.init is None else f", init={_expr(s.init, b.dtype)[0]}"
         return f'{b.name} = T.alloc_var("{b.dtype}"{init})'
+    if s.source is not None:
+        return f'{b.name} = T.Tensor({_shape(b.shape)}, "{b.dtype}", {s.source.name}.data)'
     place = "" if s.offset is None else f", offset={s.offset}, align={s.align}"
     return f'{b.name} = T.alloc_{b.scope}({_shape(b.shape)}, "{b.dtype}"{place})'
 

@@ -161,12 +161,18 @@ class _FuncVerifier:
 
     def stmt_Alloc(self, scope: _Scope, s: Alloc) -> None:
         buf = s.buffer
-        if not self.in_kernel and buf.scope != "global":
+        if not self.in_kernel and buf.scope != "global" and s.source is None:
             _fail(s, f"block-local buffer {buf.name!r} allocated outside the T.Kernel")
         if (s.offset is None) != (s.align is None) or (s.align is not None and (
                 s.align <= 0 or s.align & (s.align - 1) or s.offset < 0
                 or s.offset % s.align or buf.scope in ("global", "var"))):
             _fail(s, f"bad placement of {buf.name!r}: offset={s.offset}, align={s.align}")
+        if s.source is not None:
+            self.use_buffer(scope, s.source, s)
+            if buf.scope != "global" or s.source.scope != "global" or \
+                    s.source.dtype != buf.dtype:
+                _fail(s, f"view {buf.name!r} must be a global buffer of the dtype of the "
+                         f"global tensor it views")
         if s.init is not None:
             self.expr(scope, s.init)
             if s.init.dtype != buf.dtype:

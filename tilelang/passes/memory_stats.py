@@ -102,7 +102,7 @@ def memory_report(module: Module, rings: bool = False) -> MemoryReport:
 def _kernel_figures(func, rings: bool = False) -> KernelFigures:
     scopes = _grid_figures([_scope_figures(k, rings) for k in func.grids()])
     bufs = [n.buffer for n in walk(func.body)
-            if isinstance(n, Alloc) and n.buffer.scope == "global"]
+            if isinstance(n, Alloc) and n.buffer.scope == "global" and n.source is None]
     ws, offset = [], []
     for buf in sorted(bufs, key=lambda b: -dtypes.nbytes(b.dtype)):   # stable: source order
         ws.append((buf.name, _bytes_expr(buf), _sum(offset) if offset else "0"))

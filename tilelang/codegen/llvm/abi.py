@@ -49,7 +49,7 @@ def grid_symbols(name: str, g: int) -> tuple[str, str]:
 
 
 def workspaces(prologue) -> list[Buffer]:
-    return [s.buffer for s in prologue if isinstance(s, Alloc)]
+    return [s.buffer for s in prologue if isinstance(s, Alloc) and s.source is None]
 
 
 def c_scalar_type(dtype: str) -> ir.Type:
@@ -88,7 +88,7 @@ def _run_prologue(em: StmtEmitter, prologue, ws_ptrs) -> None:
     """Prologue Lets into the environment, workspaces bound to their pointers."""
     ws = iter(ws_ptrs)
     for s in prologue:
-        if isinstance(s, Let):
+        if isinstance(s, Let) or s.source is not None:      # a let, a view
             em.stmt(s)
         else:
             _bind_tensor(em, s.buffer, next(ws))

@@ -47,6 +47,11 @@ class StmtEmitter(ExprEmitter, RankEmitter):
 
     def _s_Alloc(self, s: Alloc) -> None:
         buf = s.buffer
+        if s.source is not None:                 # a view: the source's memory, its shape
+            src = self.ctx.buffers[s.source.name]
+            self.ctx.buffers[buf.name] = BufferSlot(src.base, [self.index64(d) for d in
+                                                               buf.shape], src.align)
+            return
         if buf.scope == "global":
             raise user_error(codes.UNSUPPORTED_NODE,
                              f"global workspace {buf.name!r} must be allocated before "

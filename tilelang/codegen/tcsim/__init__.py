@@ -124,8 +124,8 @@ def _lower(f, table, groups, raster, plan, cluster=(1, 1, 1), index: int = 0) ->
     st.accumulators = {n.c.buffer.name for n in gemms}
     st.gemm_operands = {r.buffer.name for n in gemms for r in (n.a, n.b)}
     lets = {}
-    for s in pre:                                   # lets and global workspaces
-        if isinstance(s, Alloc) and s.buffer.scope == "global":
+    for s in pre:                                   # lets, global workspaces, views
+        if isinstance(s, Alloc) and s.buffer.scope == "global" and s.source is None:
             params.append(Param(s.buffer.name, "workspace", s.buffer.dtype,
                                 _shape(s.buffer, lets)))
         else:
@@ -133,6 +133,7 @@ def _lower(f, table, groups, raster, plan, cluster=(1, 1, 1), index: int = 0) ->
             if isinstance(s, Let):
                 lets[s.var] = substitute(s.value, lets)
     st.stmt(kernel.body)
+    params += st.view_params
     em.emit("HALT")
     code = em.prologue() + em.code
     grid = tuple(grid_text(g) for g in kernel.grid) + ("1",) * (3 - len(kernel.grid))
@@ -155,6 +156,6 @@ def _shape(b: Buffer, lets=None) -> tuple:
         elif lets is not None:
             out.append(grid_text(substitute(d, lets)))
         else:
-            raise unsupported(b, f"tensor `{b.name}` has a computed dimension")
+            out.append(grid_text(d))           # a size expression of the symbols
     return tuple(out)
 

@@ -25,6 +25,8 @@ class StmtLowering:
         self.kernel_body = None
         self.cluster = None                         # ClusterVarying (cluster.py)
         self.steered = 0                            # depth of cluster-varying control
+        self.views: dict[str, str] = {}             # view name -> the tensor it views
+        self.view_params: list = []
 
     # ------------------------------------------------------------------ dispatch
     def stmt(self, s) -> None:
@@ -63,8 +65,19 @@ class StmtLowering:
         else:
             raise unsupported(s, f"`{type(s).__name__}` statements")
 
+    def tensor_key(self, name: str) -> str:
+        """The global tensor a name's accesses are ordered on (a view's source)."""
+        return self.views.get(name, name)
+
     def alloc(self, s: Alloc) -> None:
         b = s.buffer
+        if s.source is not None:                 # a view: no memory, another shape
+            from . import _shape
+            from ...targets.tcsim.isa import Param
+            self.views[b.name] = self.tensor_key(s.source.name)
+            self.view_params.append(Param(b.name, "view", b.dtype, _shape(b), None,
+                                          self.views[b.name]))
+            return
         if b.scope == "var":                     # a scalar: one register
             reg = Reg(self.em.reg())
             self.scalar.vars[b.name] = reg
@@ -174,7 +187,8 @@ class StmtLowering:
         if self.em.buffers[view[0]].level not in self.plan.dma:
             target = self.staging(view, self.plan.fragment, "in")
         g, box = self._glob(region)
-        self.em.engine_op("DMA_IN", "DMA.LD", (self._tile(target), g), reads=(g.tensor,),
+        self.em.engine_op("DMA_IN", "DMA.LD", (self._tile(target), g),
+                          reads=(self.tensor_key(g.tensor),),
                           writes=(target[0],), box=box,
                           mcast=1 if self._shared_by_cluster(region) else None,
                           **self._dma_attrs(region, True))
@@ -194,7 +208,7 @@ class StmtLowering:
             view = staged
         g, box = self._glob(region)
         self.em.engine_op("DMA_OUT", "DMA.ST", (g, self._tile(view)), reads=(view[0],),
-                          writes=(g.tensor,), box=box, reduce=reduce,
+                          writes=(self.tensor_key(g.tensor),), box=box, reduce=reduce,
                           **self._dma_attrs(region, False))
 
     def gemm(self, s: Gemm) -> None:

@@ -193,7 +193,8 @@ class VecLowering:
         self.em.declare(name, self.st.plan.fragment, e.buffer.dtype, shape or [1])
         g = Glob(e.buffer.name, tuple(starts))
         self.em.engine_op("DMA_IN", "DMA.LD", (self.em.tile(name), g),
-                          reads=(e.buffer.name,), writes=(name,), box=tuple(box))
+                          reads=(self.st.tensor_key(e.buffer.name),), writes=(name,),
+                          box=tuple(box))
         return Tile(name, None, tuple(dims) if dims else None)
 
     def compute(self, dst: Tile, dst_name: str, e) -> None:

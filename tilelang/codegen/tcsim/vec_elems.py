@@ -166,7 +166,8 @@ def store_global(v, s, guard) -> None:
     sub = tuple((0, e) for e in ext) if limits else None
     v.em.engine_op("DMA_OUT", "DMA.ST", (Glob(s.buffer.name, tuple(starts)),
                                          Tile(temp, None, None, sub)),
-                   reads=(temp,), writes=(s.buffer.name,), box=box, reduce=reduce)
+                   reads=(temp,), writes=(v.st.tensor_key(s.buffer.name),), box=box,
+                   reduce=reduce)
 
 
 def _global_box(v, s):

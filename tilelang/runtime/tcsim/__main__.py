@@ -43,7 +43,7 @@ def _arguments(program, sizes: dict, functional: bool, scalars: dict):
     rng = np.random.default_rng(0)
     args = []
     for p in program.params:
-        if p.kind == "workspace":
+        if p.kind in ("workspace", "view"):
             continue
         if p.kind == "scalar":
             args.append(scalars.get(p.name, 1))

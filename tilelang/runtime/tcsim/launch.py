@@ -27,7 +27,7 @@ def signature(program):
                 "access": access}
     return kernel_spec({
         "name": program.name,
-        "params": [entry(p) for p in program.params if p.kind != "workspace"],
+        "params": [entry(p) for p in program.params if p.kind not in ("workspace", "view")],
         "symbols": [name for name, _ in program.symbols],
         "workspaces": [entry(p) for p in program.params if p.kind == "workspace"],
         "grid": list(program.grid)}, f"tcsim program {program.name!r}")
@@ -53,8 +53,22 @@ def bind(program, args, kwargs, functional: bool, out_idx=None):
         kwargs = {k: _shape_only(v, k, by_value) for k, v in kwargs.items()}
     bound = plan.bind_named(tuple(args), kwargs)
     env = dict(bound.values)
+    tensors = add_views(program, dict(bound.tensors), env)
     env["__grid__"] = grid_of(program, env)
-    return bound.tensors, env, bound.result
+    return tensors, env, bound.result
+
+
+def add_views(program, tensors: dict, env: dict) -> dict:
+    """`tensors` with the program's views: their source's memory, reshaped."""
+    from ..sizes import SizeExpr
+    for p in program.params:
+        if p.kind == "view" and p.name not in tensors:
+            shape = tuple(d if isinstance(d, int) else SizeExpr(str(d), p.name).evaluate(env)
+                          for d in p.shape)
+            src = tensors[p.source]
+            tensors[p.name] = ShapeOnly(shape, src.dtype) if isinstance(src, ShapeOnly) \
+                else src.reshape(shape)       # a C-contiguous array: the same memory
+    return tensors
 
 
 def grid_of(program, env) -> list:

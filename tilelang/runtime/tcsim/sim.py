@@ -22,7 +22,7 @@ from .errors import RaceError, SimError
 from .execute import apply
 from .grid import block_order
 from .hazards import Hazards
-from .launch import bind, grid_of
+from .launch import add_views, bind, grid_of
 from .machine import DONE, POOL, STEP, TRY, Core, Engine, Op
 from .clusters import Gang, check_cluster, cluster_order
 from .report import build_report
@@ -567,6 +567,7 @@ def run(program, *args, config=None, mode="functional", trace=None, check_races=
     reports, sims, l2 = [], [], None
     for p in programs:       # the grids of one kernel, in order, each to completion
         env["__grid__"] = grid_of(p, env)
+        tensors = add_views(p, tensors, env)
         sim, report = _run_grid(p, cfg, tensors, env, functional, trace is not None,
                                 check_races, max_events, l2)
         reports.append(report)

@@ -39,7 +39,9 @@ class Artifact:
         p = self.program
         head = {"format": FORMAT, "kernel": p.name, "config": self.config_name,
                 "params": [{"name": x.name, "kind": x.kind, "dtype": x.dtype,
-                            "shape": list(x.shape)} for x in p.params],
+                            "shape": list(x.shape),
+                            **({"source": x.source} if x.source else {})}
+                           for x in p.params],
                 "grid": list(p.grid), "raster": p.raster, "cluster": list(p.cluster),
                 "resources": p.resources(),
                 "instructions": len(p.code)}

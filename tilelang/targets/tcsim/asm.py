@@ -102,6 +102,8 @@ def disassemble(p: Program) -> str:
             line += " " + _fmt_shape(prm.shape)
         if prm.reg is not None:
             line += f" r{prm.reg}"
+        if prm.source is not None:
+            line += f" of {prm.source}"
         out.append(line)
     out += [f".symbol {n} r{r}" for n, r in p.symbols]
     out.append(".grid " + " | ".join(p.grid))
@@ -290,13 +292,13 @@ def _directive(text: str, h: _Header, names: _Names, line: int) -> None:
     if word == ".kernel":
         h.name = rest
     elif word == ".param":
-        m = re.match(r"(\w+)\s+(tensor|scalar|workspace)\s+(\w+)\s*(\[[^\]]*\])?\s*(r\d+)?$",
-                     rest)
-        if not m:
+        m = re.match(r"(\w+)\s+(tensor|scalar|workspace|view)\s+(\w+)\s*(\[[^\]]*\])?\s*"
+                     r"(r\d+)?\s*(?:of\s+(\w+))?$", rest)
+        if not m or (m.group(2) == "view") != (m.group(6) is not None):
             raise AsmError(line, f"bad .param: {rest!r}")
         shape = _parse_shape(m.group(4), line) if m.group(4) else ()
         reg = _reg(m.group(5), line) if m.group(5) else None
-        h.params.append(Param(m.group(1), m.group(2), m.group(3), shape, reg))
+        h.params.append(Param(m.group(1), m.group(2), m.group(3), shape, reg, m.group(6)))
         if m.group(2) != "scalar":
             names.tensors.add(m.group(1))
     elif word == ".symbol":

@@ -159,7 +159,8 @@ class _Reader:
 
 def _body(w: _Writer, p: Program) -> None:
     w.string(p.name)
-    w.value(tuple((x.name, x.kind, x.dtype, x.shape, x.reg) for x in p.params))
+    w.value(tuple((x.name, x.kind, x.dtype, x.shape, x.reg) + ((x.source,) if x.source else ())
+                  for x in p.params))
     w.value(p.symbols)
     w.value(p.grid)
     w.value(p.block_regs)

@@ -220,13 +220,15 @@ class BufferDecl:
 
 @dataclass(frozen=True)
 class Param:
-    """A kernel parameter: a tensor (shape of ints / symbol names) or a scalar; scalars
-    are preloaded into register `reg`."""
+    """A kernel parameter: a tensor (shape of ints / symbol names / size expressions) or
+    a scalar; scalars are preloaded into register `reg`. A `view` is no argument: the
+    memory of tensor `source` seen with `shape` (`T.Tensor(shape, dtype, src.data)`)."""
     name: str
-    kind: str                      # "tensor" | "scalar" | "workspace"
+    kind: str                      # "tensor" | "scalar" | "workspace" | "view"
     dtype: str
     shape: tuple = ()
     reg: int | None = None
+    source: str | None = None
 
 
 @dataclass(frozen=True)
