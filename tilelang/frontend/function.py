@@ -16,6 +16,7 @@ from .rankops import RankOpMixin
 from .scope import Scope
 from .stmts import StmtMixin
 from .stmts_ext import StmtExtMixin
+from .tileops_ext import TileOpExtMixin
 from .tileops import TileOpMixin
 from .values import Lit, DType, Str, Tup, TRef, describe, span_of, const_int, const_value
 
@@ -23,7 +24,7 @@ _BLOCK_NAMES = ("bx", "by", "bz")
 
 
 class FunctionBuilder(ExprMixin, StmtMixin, StmtExtMixin, LoopMixin, TileOpMixin,
-                      RankOpMixin):
+                      TileOpExtMixin, RankOpMixin):
     def __init__(self, globals_, spans):
         self.scope = Scope(globals_)
         self.spans = spans

@@ -30,7 +30,8 @@ class TileOpMixin:
             return [self._reduce(name[len("reduce_"):], tree, span)]
         if name.startswith("atomic_"):
             return [self._atomic(name[len("atomic_"):], tree, span)]
-        return [getattr(self, f"_op_{name}")(tree, span)]
+        result = getattr(self, f"_op_{name}")(tree, span)
+        return result if isinstance(result, list) else [result]     # expansions: several
 
     def const_arg(self, value_or_tree, what, kind=int, minimum=None):
         """A compile-time constant argument (`num_stages`, `dim`, `transpose_A`...);

@@ -109,7 +109,7 @@ class VecLowering:
         name = e.buffer.name
         if name not in self.st.local:
             return self._global_load(e)
-        if vec_elems.needs_gather(self, e.indices):
+        if vec_elems.needs_gather(self, e):
             return vec_elems.gather(self, e)
         if vec_elems.is_unit_access(self, e.indices):
             return vec_elems.unit_load(self, e)

@@ -88,14 +88,18 @@ def unit_load(v, e: Load) -> Tile:
     return Tile(temp, None, tuple(dims) if dims else (0,))
 
 
-def needs_gather(v, indices) -> bool:
-    """An index the vector unit cannot address as a box: neither `loop var [+ c]` nor a
-    constant (`j * 2`, `j // 2`, a loaded index)."""
-    for ix in indices:
+def needs_gather(v, e: Load) -> bool:
+    """An index the vector unit cannot address as a box: neither `loop var [+ c]` inside
+    the buffer nor a constant (`j * 2`, `j // 2`, a loaded index, `x[i - 1]` guarded
+    by `i >= 1`)."""
+    shape = v.em.buffers[e.buffer.name].shape
+    for ix, n in zip(e.indices, shape):
         if not v.depends(ix):
             if not isinstance(ix, Const):
                 return True
-        elif v._var_offset(ix)[0] is None:
+            continue
+        var, off = v._var_offset(ix)
+        if var is None or off < 0 or off + v.shape[v.dom[var]] > n:
             return True
     return False
 

@@ -1,0 +1,151 @@
+"""TileLang's further tile operations, written as the loop nests they stand for (so every
+target that runs `T.Parallel` runs them):
+
+* `T.im2col(img, col, nhw_step, c_step, kernel, stride, dilation, pad)` (and its old name
+  `T.c2d_im2col`): the (block_M, block_K) tile `col` of the im2col matrix of an NHWC
+  image — row m = nhw_step * block_M + i is an output pixel (n, oh, ow), column
+  k = c_step * block_K + j a kernel tap (kh, kw, c); padding reads 0;
+* `T.cumsum(src, dst=None, dim=0, reverse=False)`: inclusive prefix sums along `dim` of
+  an on-chip buffer, in log2(n) whole-tile steps (Hillis-Steele), in place without `dst`;
+* `T.print(...)`: accepted; it prints nothing here (docs/compat.md).
+
+`expand(template, bindings, span)` builds a statement template (tile-language text) with
+names bound to values; its positions are the call's.
+"""
+from __future__ import annotations
+
+import textwrap
+
+from ..diagnostics import codes_tileops as C3, codes_types as CT
+from ..ir.nodes import Alloc, Buffer, Const
+from .callargs import Sig, REQUIRED, bind
+from .errors import fail, Spans
+from .values import Lit, BufRef, as_expr, const_int, describe, span_of
+
+
+class _OneSpan(Spans):
+    """Every position is the expanded call's."""
+
+    def __init__(self, span):
+        super().__init__(span.file)
+        self.span = span
+
+    def of(self, item):
+        return self.span
+
+    def at(self, *args, **kwargs):
+        return self.span
+
+
+class TileOpExtMixin:
+    def expand(self, template: str, bindings: dict, span) -> list:
+        from .parser import parse_tree
+        spans = _OneSpan(span)
+        text = "def __expanded():\n" + textwrap.indent(textwrap.dedent(template), "    ")
+        funcdef = parse_tree(text, spans).children[0]
+        saved = self.spans
+        self.spans = spans
+        try:
+            with self.scope.block():
+                for name, value in bindings.items():
+                    self.scope.bind(name, value.buffer if isinstance(value, BufRef) else value,
+                                    "macro_arg")
+                return self.stmts(funcdef.children[-1].children)
+        finally:
+            self.spans = saved
+
+    # ------------------------------------------------------------------ im2col
+    def _op_im2col(self, tree, span, name="T.im2col"):
+        args = bind(Sig(name, (("img", REQUIRED), ("col", REQUIRED), ("nhw_step", REQUIRED),
+                               ("c_step", REQUIRED), ("kernel", REQUIRED), ("stride", 1),
+                               ("dilation", 1), ("pad", 0)),
+                        ignored=("eviction_policy", "annotations")), tree, self.spans)
+        img, col = (self._buffer_arg(args[k], name, k) for k in ("img", "col"))
+        if img.ndim != 4 or col.ndim != 2:
+            raise fail(CT.BAD_SHAPE_ENTRY, f"{name} takes an NHWC image and a 2-d tile, "
+                       f"found {img.ndim}-d `{img.name}` and {col.ndim}-d `{col.name}`",
+                       span, "wrong ranks")
+        bm, bk = (const_int(d) for d in col.shape)
+        kernel, stride, dil, pad = (self._int_arg(args[k], k) for k in
+                                    ("kernel", "stride", "dilation", "pad"))
+        n, h, w, c = img.shape
+        oh = f"((__H + 2 * {pad} - {dil} * ({kernel} - 1) - 1) // {stride} + 1)"
+        ow = f"((__W + 2 * {pad} - {dil} * ({kernel} - 1) - 1) // {stride} + 1)"
+        template = f"""
+        for __i, __j in T.Parallel({bm}, {bk}):
+            __k = __cs * {bk} + __j
+            __m = __ns * {bm} + __i
+            __h = __m % ({oh} * {ow}) // {ow} * {stride} + __k // ({kernel} * __C) * {dil} - {pad}
+            __w = __m % {ow} * {stride} + __k // __C % {kernel} * {dil} - {pad}
+            __col[__i, __j] = T.if_then_else((__h >= 0) and (__w >= 0) and (__h < __H) and (__w < __W), __img[__m // ({oh} * {ow}), __h, __w, __k % __C], 0)
+        """
+        return self.expand(template, {"__img": BufRef(img), "__col": BufRef(col),
+                                      "__ns": self.eval(args["nhw_step"]),
+                                      "__cs": self.eval(args["c_step"]),
+                                      "__H": _dim(h), "__W": _dim(w), "__C": _dim(c)}, span)
+
+    def _op_c2d_im2col(self, tree, span):
+        return self._op_im2col(tree, span, "T.c2d_im2col")
+
+    # ------------------------------------------------------------------ cumsum
+    def _op_cumsum(self, tree, span):
+        args = bind(Sig("T.cumsum", (("src", REQUIRED), ("dst", None), ("dim", 0),
+                                     ("reverse", False))), tree, self.spans)
+        src = self._buffer_arg(args["src"], "T.cumsum", "src")
+        dst = src if args["dst"] is None else self._buffer_arg(args["dst"], "T.cumsum", "dst")
+        if src.scope == "global" or dst.scope == "global" or src.shape != dst.shape:
+            raise fail(C3.BAD_FUNCTION, "T.cumsum scans an on-chip buffer into one of the "
+                       "same shape", span, "global or mismatched buffers")
+        shape = [const_int(d) for d in src.shape]
+        dim = self.const_arg(args["dim"], "dim") % len(shape)
+        reverse = self.const_arg(args["reverse"], "reverse", bool)
+        tmp = Buffer(self.fresh("__scan"), src.shape, dst.dtype, "fragment", span=span)
+        idx = [f"__x{d}" for d in range(len(shape))]
+        loops = f"for {', '.join(idx)} in T.Parallel({', '.join(map(str, shape))}):"
+        out = [Alloc(tmp, span=span)]
+        if dst is not src:
+            out += self.expand(f"{loops}\n    __dst[{', '.join(idx)}] = __src[{', '.join(idx)}]",
+                               {"__src": BufRef(src), "__dst": BufRef(dst)}, span)
+        step = 1
+        while step < shape[dim]:
+            near = list(idx)
+            near[dim] = f"{idx[dim]} {'+' if reverse else '-'} {step}"
+            inside = f"{idx[dim]} + {step} < {shape[dim]}" if reverse else \
+                f"{idx[dim]} >= {step}"
+            here = ", ".join(idx)
+            template = f"""
+            {loops}
+                __tmp[{here}] = __dst[{here}] + T.if_then_else({inside}, __dst[{', '.join(near)}], 0)
+            {loops}
+                __dst[{here}] = __tmp[{here}]
+            """
+            out += self.expand(template, {"__dst": BufRef(dst), "__tmp": BufRef(tmp)}, span)
+            step *= 2
+        return out
+
+    # ------------------------------------------------------------------ print
+    def _op_print(self, tree, span):
+        for arg in (tree.children[1].children if tree.children[1] is not None else ()):
+            if getattr(arg, "data", None) != "kwarg":
+                self.eval(arg)              # still checked: names, dtypes
+        return []
+
+    # ------------------------------------------------------------------ helpers
+    def _buffer_arg(self, arg, op, what) -> Buffer:
+        v = self.eval(arg)
+        if isinstance(v, BufRef) and v.buffer.scope != "var":
+            return v.buffer
+        raise fail(CT.NOT_SCALAR, f"{op} takes a buffer as `{what}`, found {describe(v)}",
+                   span_of(v), "not a buffer")
+
+    def _int_arg(self, arg, what) -> int:
+        if isinstance(arg, int):
+            return arg
+        return self.const_arg(arg, what)
+
+
+def _dim(d):
+    return Lit(int(d.value)) if isinstance(d, Const) else d
+
+
+__all__ = ["TileOpExtMixin"]
