@@ -40,6 +40,10 @@ def call_value(b, callee, tree):
         return _typed_constant(b, callee.name, tree)
     if isinstance(callee, Method):
         return _method_call(b, callee, tree, span)
+    if isinstance(callee, Macro) and hasattr(b, "pending"):
+        stmts, value = b.inline_macro(callee, tree, span, want_value=True)
+        b.pending.extend(stmts)             # emitted before the statement that uses it
+        return value
     if isinstance(callee, Macro):
         raise fail(CN.BAD_MACRO_USE, f"macro `{callee.name}` used as a value", span,
                    "macro call", help="call macros as statements; they are inlined")

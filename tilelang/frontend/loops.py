@@ -4,7 +4,7 @@ from __future__ import annotations
 from lark import Tree
 
 from ..diagnostics import codes_names as CN, codes_tileops as C3, codes_types as CT
-from ..ir.nodes import Const, Var, For
+from ..ir.nodes import Binary, Call, Const, Var, For
 from ..language.names import LOOP_ITERS
 from .callargs import Sig, REQUIRED, bind
 from .errors import fail
@@ -31,10 +31,12 @@ class LoopMixin:
                        self.spans.of(targets_tree), f"{len(names)} names")
         with self.scope.block():
             loop_vars = []
-            for name, span in zip(names, name_spans):
+            for (name, span), loop in zip(zip(names, name_spans), loops):
                 self.check_new_name(name, span, "loop variable")
                 var = Var(self.fresh(name), "int32", span=span)
-                self.scope.bind(name, var, "loop")
+                # a stepped loop counts 0, 1, ...: its name is start + count * step
+                self.scope.bind(name, _stepped(var, loop[4]) if len(loop) > 4 else var,
+                                "loop")
                 loop_vars.append(var)
             self.nesting += 1
             try:
@@ -42,7 +44,7 @@ class LoopMixin:
             finally:
                 self.nesting -= 1
         span = self.spans.of(tree)
-        for var, (lo, extent, kind, ann) in reversed(list(zip(loop_vars, loops))):
+        for var, (lo, extent, kind, ann, *_) in reversed(list(zip(loop_vars, loops))):
             body = For(var, lo, extent, kind, body, ann, span=span)
         if body.kind == "parallel":
             check_parallel_nest(body)
@@ -72,6 +74,8 @@ class LoopMixin:
             return [(zero, self.eval_int(t, "an integer loop extent"), kind, ())
                     for t in args["extents"]]
         params = (("start", REQUIRED), ("stop", None))
+        if name in ("range", "serial", "Serial", "unroll"):
+            params += (("step", None),)
         if name == "Pipelined":
             params += (("num_stages", None),)
         if name == "Pipelined":             # the manual schedule (TileLang's spelling)
@@ -84,6 +88,10 @@ class LoopMixin:
         else:
             stop = self.eval_int(args["stop"], "an integer loop bound")
             lo, extent = start, simplify_sub(stop, start)
+        step = args.get("step")
+        if step is not None:
+            return [self._stepped_range(start, stop if args["stop"] is not None else None,
+                                        step, kind, tree)]
         ann = []
         if name == "Pipelined" and args["num_stages"] is not None:
             stages = self.const_arg(args["num_stages"], "num_stages", minimum=0)
@@ -93,6 +101,26 @@ class LoopMixin:
                 if args[key] is not None:
                     ann.append((key, self._int_list(args[key], key, nested)))
         return [(lo, extent, kind, tuple(sorted(ann)))]
+
+    def _stepped_range(self, start, stop, step_tree, kind, tree):
+        """`range(a, b, s)`: s.. counted from 0 for ceil((b - a) / s) iterations; the
+        loop's name stands for a + count * s."""
+        step = self.const_arg(step_tree, "step")
+        if step == 0:
+            raise fail(CT.NOT_CONSTANT, "a loop step cannot be 0", self.spans.of(step_tree),
+                       "zero step")
+        if stop is None:
+            start, stop = Const(0, "int32", span=start.span), start
+        span = self.spans.of(tree)
+        if step > 0:
+            count = Call("ceildiv", (simplify_sub(stop, start), Const(step, "int32")),
+                         "int32", span=span)
+        else:
+            count = Call("ceildiv", (simplify_sub(start, stop), Const(-step, "int32")),
+                         "int32", span=span)
+        zero = Const(0, "int32", span=span)
+        count = Binary("max", count, zero, "int32", span=span)
+        return (zero, count, kind, (), (start, step))
 
     def _int_list(self, tree, what: str, nested: bool) -> tuple:
         """`order=[-1, 0, 1]` (or `group=[[0], [1, 2]]`): a tuple of integer constants."""
@@ -137,3 +165,9 @@ _KINDS = {"loop": "loop variable", "block": "block index", "param": "parameter"}
 
 def _spell(name):
     return name if name == "range" else f"T.{name}"
+
+
+def _stepped(var: Var, start_step):
+    start, step = start_step
+    scaled = Binary("*", var, Const(step, "int32"), "int32", span=var.span)
+    return Binary("+", start, scaled, "int32", span=var.span)

@@ -43,7 +43,13 @@ class StmtMixin:
         if method is None:
             raise fail(CS.UNSUPPORTED_SYNTAX, "this statement is not supported in a kernel",
                        self.spans.of(tree), "unsupported")
-        return method(tree)
+        # statements of macros used as values in this statement come first
+        saved, self.pending = getattr(self, "pending", []), []
+        try:
+            out = method(tree)
+            return self.pending + out
+        finally:
+            self.pending = saved
 
     def eval_cond(self, tree) -> Expr:
         v = self.eval(tree)
@@ -261,7 +267,9 @@ class StmtMixin:
         return [self.kernel(ctx, targets, body_tree, self.spans.of(tree))]
 
     # ------------------------------------------------------------------ macros
-    def inline_macro(self, macro: Macro, call, span) -> list:
+    def inline_macro(self, macro: Macro, call, span, want_value: bool = False):
+        """The macro's statements (a trailing `return` dropped); with `want_value`,
+        (statements, the returned value) — a macro used in an expression."""
         if macro.name in self.macro_stack or len(self.macro_stack) >= MAX_MACRO_DEPTH:
             raise fail(CN.BAD_MACRO_USE, f"macro `{macro.name}` calls itself", span,
                        "recursive call", help="macros are inlined and cannot recurse")
@@ -276,8 +284,16 @@ class StmtMixin:
             for p in params:
                 v = values[p]
                 self.scope.bind(p, v.buffer if isinstance(v, BufRef) else v, "macro_arg")
-            body = macro.tree.children[-1]
-            return self.stmts(body.children)
+            body = [t for t in macro.tree.children[-1].children if t is not None]
+            ret = body.pop() if body and getattr(body[-1], "data", "") == "return_stmt" \
+                else None
+            out = self.stmts(body)
+            if not want_value:
+                return out
+            if ret is None or ret.children[0] is None:
+                raise fail(CN.BAD_MACRO_USE, f"macro `{macro.name}` returns no value", span,
+                           "used as a value", help="end the macro with `return <value>`")
+            return out, self.eval(ret.children[0])
         finally:
             self.macro_stack.pop()
             self.scope, self.spans = saved

@@ -7,7 +7,7 @@ from lark import Tree
 from .. import dtypes
 from ..diagnostics import codes_tileops as C3, codes_types as CT
 from ..ir.nodes import (Const, Buffer, Alloc, Copy, Gemm, Fill, Reduce, Atomic, TileAtomic,
-                        Prefetch, Region)
+                        Prefetch, Region, Store)
 from .callargs import Sig, REQUIRED, bind
 from .errors import fail
 from .intrinsics import dtype_of
@@ -64,16 +64,31 @@ class TileOpMixin:
     def _op_fill(self, tree, span):
         args = bind(Sig("T.fill", (("buffer", REQUIRED), ("value", REQUIRED))), tree,
                     self.spans)
+        var = self._var_buffer(args["buffer"])
+        if var is not None:                 # a T.alloc_var scalar: a plain store
+            return Store(var, (), self.value_for(var, self.eval(args["value"])), span=span)
         region = self._whole_or_element(args["buffer"], "T.fill")
         value = self.value_for(region.buffer, self.eval(args["value"]))
         return Fill(region, value, span=span)
 
     def _op_clear(self, tree, span):
         args = bind(Sig("T.clear", (("buffer", REQUIRED),)), tree, self.spans)
+        var = self._var_buffer(args["buffer"])
+        if var is not None:                 # a T.alloc_var scalar: a plain store
+            zero = lit_to(Lit(False if var.dtype == "bool" else 0, span), var.dtype)
+            return Store(var, (), zero, span=span)
         region = self._whole_or_element(args["buffer"], "T.clear")
         zero = lit_to(Lit(False if region.buffer.dtype == "bool" else 0, span),
                       region.buffer.dtype)
         return Fill(region, zero, span=span)
+
+    def _var_buffer(self, tree):
+        """The T.alloc_var buffer `tree` names, or None."""
+        if isinstance(tree, Tree) and tree.data == "name":
+            v, _ = self.scope.lookup(str(tree.children[0]))
+            if isinstance(v, Buffer) and v.scope == "var":
+                return v
+        return None
 
     def _whole_or_element(self, tree, op) -> Region:
         spec = region_arg(self, tree, f"the buffer of {op}")

@@ -574,10 +574,11 @@ RANK_STMTS = (PeerCopy, SignalOp, Wait, Barrier)
 
 def first_rank_use(node: Node) -> Node | None:
     """The first rank query or multi-rank statement under `node` (pre-order), if any:
-    such a kernel needs a target whose launches span ranks."""
+    such a kernel needs a target whose launches span ranks. (An atomic that returns the
+    previous value is an atomic of one device.)"""
     from .visitor import walk
     for n in walk(node):
-        if isinstance(n, RANK_STMTS + (AtomicFetch,)) or (
+        if isinstance(n, RANK_STMTS) or (
                 isinstance(n, Call) and n.name in RANK_QUERIES):
             return n
     return None

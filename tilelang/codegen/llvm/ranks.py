@@ -29,6 +29,8 @@ _SLEEP_US = 50
 
 
 def uses_ranks(func) -> bool:
+    """A rank primitive or query (an atomic that returns the previous value is a plain
+    atomic of one device)."""
     return first_rank_use(func.body) is not None
 
 

@@ -3,7 +3,7 @@ to LOOP / ENDLOOP, ifs to IF / ELSE / ENDIF, lets to scalar registers."""
 from __future__ import annotations
 
 from ...ir.nodes import (Alloc, Const, Copy, Fill, For, Gemm, If, Let, Load, Prefetch, Reduce,
-                         Seq, Store, TileAtomic, Atomic)
+                         Seq, Store, TileAtomic, Atomic, AtomicFetch)
 from ...ir.visitor import walk
 from ...targets.tcsim.isa import Glob, Imm, Reg, Tile
 from .scalar import ScalarLowering, unsupported
@@ -62,6 +62,8 @@ class StmtLowering:
         elif isinstance(s, (Store, Atomic)):
             from .vec_elems import lower_element
             lower_element(self, s)
+        elif isinstance(s, AtomicFetch):
+            self.atomic_fetch(s)
         else:
             raise unsupported(s, f"`{type(s).__name__}` statements")
 
@@ -280,6 +282,18 @@ class StmtLowering:
         reads = (src,) if s.clear else (src, dst)
         em.engine_op("VEC", f"VEC.RED.{s.kind.upper()}", (em.tile(dst), em.tile(src)),
                      reads=reads, writes=(dst,), dim=s.dim, acc=0 if s.clear else 1)
+
+    def atomic_fetch(self, s: AtomicFetch) -> None:
+        """`old = T.atomic_add(G[i], v, return_prev=True)`: one ATOM.ADD on the scalar
+        unit (a global tensor only: on chip a block has nothing to share)."""
+        if s.buffer.name in self.local:
+            raise unsupported(s, "an atomic that returns the previous value of an on-chip "
+                                 "buffer")
+        reg = Reg(self.em.reg())
+        starts = tuple(self.scalar.operand(i) for i in s.indices)
+        self.em.emit("ATOM.ADD", reg, Glob(s.buffer.name, starts),
+                     self.scalar.operand(s.value))
+        self.env[s.var] = reg
 
     def atomic(self, s: TileAtomic) -> None:
         self.store(self._view(s.src, "T.atomic_" + s.op), s.dst, reduce=s.op)

@@ -37,7 +37,7 @@ def value_params(program) -> set[str]:
     """Tensors whose values the program reads one by one (`LDG`), so that a timing-only
     run needs their data, not only their shape."""
     from ...targets.tcsim.isa import Glob
-    return {a.tensor for ins in program.code if ins.op == "LDG"
+    return {a.tensor for ins in program.code if ins.op in ("LDG", "ATOM.ADD")
             for a in ins.args if isinstance(a, Glob)}
 
 

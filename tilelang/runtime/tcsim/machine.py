@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections import deque
 
-from .decode import (K_BIN, K_ELSE, K_ENDIF, K_ENDLOOP, K_FENCE, K_HALT, K_IF, K_LDG,
+from .decode import (K_ATOM, K_BIN, K_ELSE, K_ENDIF, K_ENDLOOP, K_FENCE, K_HALT, K_IF, K_LDG,
                      K_LOOP, K_SEL, K_SEM, K_UN, ENGINE_NAMES)
 
 STEP, TRY, DONE, POOL = 0, 1, 2, 3
@@ -257,6 +257,13 @@ class Core:
                 if k == K_SEM:
                     if not self._sem_op(d, now, pc, t):
                         return
+                elif k == K_ATOM and not self.idle():
+                    self.block_on(("fence",), now, pc, t)      # earlier writes land first
+                    return
+                elif k == K_ATOM:
+                    a = d.args
+                    x = a[2]
+                    regs[a[0][1]] = sim.atomic_scalar(a[1], regs, regs[x[1]] if x[0] else x[1])
                 elif not self.idle():
                     self.block_on(("fence" if k == K_FENCE else "halt",), now, pc, t)
                     return

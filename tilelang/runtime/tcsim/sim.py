@@ -184,6 +184,17 @@ class Simulator:
         v = g[idx]
         return (float(v) if g.dtype.kind not in "iub" else int(v)), latency
 
+    def atomic_scalar(self, glob, regs, value):
+        """ATOM.ADD: the element's old value; the element gains `value` (nothing happens
+        outside the tensor, which reads as 0)."""
+        old = self.load_scalar(glob, regs)
+        name, starts = glob
+        g = self.tensors[name]
+        idx = tuple(regs[s[1]] if s[0] else s[1] for s in starts)
+        if all(0 <= i < n for i, n in zip(idx, g.shape)) and self.functional:
+            g[idx] = nx.store_cast(np.asarray(old + value), nx.str_dtype(g.dtype))
+        return old
+
     def new_buffers(self) -> dict:
         out = {}
         for b in self.program.buffers:

@@ -134,6 +134,9 @@ def _build_table() -> dict[str, OpInfo]:
     # dst[p] = src.flat[idx[p]] over the domain (0 where idx is outside src): an on-chip
     # element at a computed index (`x[i, j * 2]`, `w[j // 2]`)
     t["VEC.GATHER"] = OpInfo("VEC", "tts", ("shape",) + _ASYNC)
+    # rd = g[...]; g[...] += value, atomically across blocks (`T.atomic_add(...,
+    # return_prev=True)`); runs once the block's earlier work has reached memory
+    t["ATOM.ADD"] = OpInfo("SCALAR", "rgs")
     return t
 
 
