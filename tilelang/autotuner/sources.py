@@ -51,6 +51,55 @@ class FactorySource:
         return f"{source}\nargs={self.args!r}\nkwargs={sorted(self.kwargs.items())!r}"
 
 
+class EagerSource:
+    """A current-style `@tilelang.jit` kernel called with its tensors: a config sets
+    some of its compile-time parameters; the tensors fix the T.const sizes."""
+
+    def __init__(self, jit, args=(), kwargs=None):
+        self.jit = jit
+        self.args = tuple(args)
+        self.kwargs = dict(kwargs or {})
+        self.options = dict(jit.options)
+        self.defines = dict(jit.defines)
+        self.name = jit.__name__
+        self.parameters = _parameters(jit.factory)
+        self.out_idx = self._out_idx()
+
+    check = FactorySource.check
+
+    def _out_idx(self):
+        """The outputs' positions (T.empty), from the declarations the arguments given
+        so far build (outputs do not depend on the tuned parameters)."""
+        eager = self.jit.eager
+        try:
+            bound = eager._bind(self.args, self.kwargs, partial=True)
+            return eager.signature(eager._compile_args(bound, None)).out_idx
+        except Exception:                   # noqa: BLE001 - the tuned kernels still say
+            return None
+
+    def kernel(self, config: dict, out_idx="default"):
+        """The compiled kernel for this config (its outputs are the T.empty ones)."""
+        return self.jit.eager.compile(self.args, {**self.kwargs, **config})
+
+    def key_text(self) -> str:
+        try:
+            source = inspect.getsource(self.jit.factory)
+        except (OSError, TypeError):
+            source = self.name
+        return f"{source}\nargs={_shapes(self.args)!r}\nkwargs={_shapes(self.kwargs)!r}"
+
+
+def _shapes(values):
+    """Arrays by shape and dtype (their values do not change the kernel)."""
+    if isinstance(values, dict):
+        return sorted((k, _shapes(v)) for k, v in values.items())
+    if isinstance(values, (tuple, list)):
+        return [_shapes(v) for v in values]
+    if hasattr(values, "shape") and hasattr(values, "dtype"):
+        return ("array", tuple(values.shape), str(values.dtype))
+    return values
+
+
 class TextSource:
     def __init__(self, text: str, filename: str = "<string>", out_idx=None, options=None,
                  defines=None, kernel=None):

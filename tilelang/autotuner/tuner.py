@@ -28,7 +28,7 @@ from ..diagnostics import TileLangError
 from ..profiler.supply import TensorSupplyType
 from . import cache as result_cache
 from .progress import Progress
-from .sources import FactorySource, source_of
+from .sources import EagerSource, FactorySource, _shapes, source_of
 
 logger = logging.getLogger("tilelang.autotuner")
 
@@ -446,8 +446,11 @@ class AutoTuneImpl:
     def get_tuner(self, *args, **kwargs) -> AutoTuner:
         p = dict(self.profile)
         run_args = {k: p.pop(k) for k in ("warmup", "rep", "timeout") if k in p}
-        source = FactorySource(self.jit.factory, args, kwargs, self.jit.out_idx,
-                               self.jit.options, self.jit.defines)
+        if self.jit.eager is not None:
+            source = EagerSource(self.jit, args, kwargs)
+        else:
+            source = FactorySource(self.jit.factory, args, kwargs, self.jit.out_idx,
+                                   self.jit.options, self.jit.defines)
         tuner = AutoTuner(self.jit, self.configs, source=source)
         tuner._config_args = (args, kwargs)
         tuner.set_profile_args(**p)
@@ -460,10 +463,12 @@ class AutoTuneImpl:
             logger.info("tunable parameters %s given: compiling them directly", tuned)
             return self.jit(*args, **kwargs)
         from ..decorators import _freeze
-        key = _freeze((args, sorted(kwargs.items())))
+        key = _freeze(_shapes((list(args), kwargs)))
         if key not in self._results:
             tuner = self.get_tuner(*args, **kwargs)
             self._results[key] = tuner.run(**tuner._run_args)
+        if self.jit.eager is not None:         # the current style runs: the best config
+            return self.jit(*args, **{**kwargs, **self._results[key].config})
         return self._results[key].kernel
 
     def compile(self, *args, **kwargs):
@@ -473,7 +478,7 @@ class AutoTuneImpl:
         """The AutotuneResult of a call (tuning if it was not made yet)."""
         from ..decorators import _freeze
         self(*args, **kwargs)
-        return self._results.get(_freeze((args, sorted(kwargs.items()))))
+        return self._results.get(_freeze(_shapes((list(args), kwargs))))
 
     def _tuned_names(self, args, kwargs):
         configs = self.configs
