@@ -224,11 +224,12 @@ class FunctionBuilder(ExprMixin, StmtMixin, StmtExtMixin, LoopMixin, TileOpMixin
         with self.scope.block():
             block_vars = self._block_vars(targets, len(grid), self.spans.of(ctx))
             self.in_kernel = True
+            self.raster = 0                     # T.use_swizzle(panel) in the body sets it
             try:
                 body = self.block(body_tree)
             finally:
                 self.in_kernel = False
-        return Kernel(grid, block_vars, threads, body, span=span)
+        return Kernel(grid, block_vars, threads, body, self.raster, span=span)
 
     def _block_vars(self, targets, n, ctx_span):
         if targets is None:

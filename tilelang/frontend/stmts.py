@@ -93,6 +93,8 @@ class StmtMixin:
                 return self.tile_op(callee.name, expr, span)
             if isinstance(callee, Macro):
                 return self.inline_macro(callee, expr, span)
+            if isinstance(callee, TRef) and callee.name == "use_swizzle":
+                return self.use_swizzle(expr)                      # stmts_ext.py
             if isinstance(callee, TRef) and callee.name in HINTS:
                 return []                   # GPU scheduling hint: nothing to do here
             if isinstance(callee, TRef) and callee.name in ALLOCS:

@@ -94,6 +94,22 @@ class StmtExtMixin:
         return bool(names) and all(v.name in self.eager.const_names or
                                    v.name in self.symbol_names for v in names)
 
+    def use_swizzle(self, call) -> list:
+        """`T.use_swizzle(panel_size, order="row", enable=True)`: blocks launched in panels
+        of `panel_size` grid rows (tcsim's raster; the CPU's result and speed do not
+        depend on the launch order)."""
+        args = bind(Sig("T.use_swizzle", (("panel_size", REQUIRED), ("order", "row"),
+                                           ("enable", True)),
+                        ignored=("device_func",)), call, self.spans)
+        panel = self.const_arg(args["panel_size"], "panel_size")
+        enable = self.const_arg(args["enable"], "enable", bool)
+        if panel < 0:
+            raise fail(CT.NOT_CONSTANT, "T.use_swizzle needs panel_size >= 0",
+                       self.spans.of(args["panel_size"]), "negative")
+        if self.in_kernel and enable:
+            self.raster = panel
+        return []
+
     # ------------------------------------------------------------------ a, b = ...
     def assign_tuple(self, target, value, span) -> list:
         names = target.children

@@ -589,11 +589,14 @@ def first_rank_use(node: Node) -> Node | None:
 @dataclass(frozen=True)
 class Kernel(Stmt):
     """`with T.Kernel(gx, gy, gz, threads=t) as (bx, by, bz)`: the block grid. Blocks are
-    independent; `block_vars[i]` ranges over `0 .. grid[i]-1`."""
+    independent; `block_vars[i]` ranges over `0 .. grid[i]-1`. `raster` > 0 (from
+    `T.use_swizzle(panel)`) asks for blocks launched in panels of that many grid rows
+    (tcsim follows it; it changes no result)."""
     grid: tuple[Expr, ...]
     block_vars: tuple[Var, ...]
     threads: int
     body: Stmt
+    raster: int = 0
     span: Span = _span()
 
     def effects(self) -> Effects:

@@ -225,7 +225,9 @@ def _kernel_lines(k: Kernel, depth: int) -> list[str]:
     args = [_expr(g)[0] for g in k.grid] + [f"threads={k.threads}"]
     names = [v.name for v in k.block_vars]
     target = names[0] if len(names) == 1 else "(" + ", ".join(names) + ")"
-    return [f"{pad}with T.Kernel({', '.join(args)}) as {target}:"] + _body(k.body, depth + 1)
+    swizzle = [f"{_INDENT * (depth + 1)}T.use_swizzle({k.raster})"] if k.raster else []
+    return [f"{pad}with T.Kernel({', '.join(args)}) as {target}:"] + swizzle + \
+        _body(k.body, depth + 1)
 
 
 def _is_zero(e) -> bool:

@@ -38,11 +38,19 @@ def build_llvm_module(module: Module, manifest: dict, triple: str) -> ir.Module:
 
 
 def compile_module(module: Module, *, opt: int = 3, cpu: str | None = None,
-                   features: str | None = None, triple: str | None = None) -> CompiledObject:
+                   features: str | None = None, triple: str | None = None,
+                   fast_math: bool = False) -> CompiledObject:
+    """`fast_math`: float arithmetic may be reassociated and use reciprocals (TileLang's
+    TL_ENABLE_FAST_MATH pass config)."""
+    from .expr import FAST_MATH
     spec = resolve(cpu, features, triple)
     tm = target_machine(spec, opt)
     manifest = build_manifest(module, spec)
-    irmod = build_llvm_module(module, manifest, spec.triple)
+    token = FAST_MATH.set(bool(fast_math))
+    try:
+        irmod = build_llvm_module(module, manifest, spec.triple)
+    finally:
+        FAST_MATH.reset(token)
     llmod = parse(str(irmod), spec, tm)
     optimize(llmod, tm, opt)
     return CompiledObject(str(llmod), tm.emit_object(llmod), manifest, llmod, tm)

@@ -6,6 +6,8 @@ floor-based (Python semantics) and never trap: a zero divisor gives 0 like numpy
 """
 from __future__ import annotations
 
+import contextvars
+
 from llvmlite import ir
 
 from ... import dtypes
@@ -18,6 +20,10 @@ from .context import FuncContext, internal, user_error
 from .types import I1, I64, constant, is_unsigned, storage_type
 
 _FLOAT_FLAGS = ("contract",)   # lets LLVM fuse a*b+c into an FMA
+# fast math (TileLang's TL_ENABLE_FAST_MATH): reassociation, reciprocals, approximate
+# functions, no signed zeros; infinities and NaN keep their meaning (-inf starts maxima)
+_FAST_FLAGS = ("contract", "reassoc", "arcp", "afn", "nsz")
+FAST_MATH = contextvars.ContextVar("tilelang_fast_math", default=False)
 
 
 def common_dtype(a: str, b: str) -> str:
@@ -95,14 +101,15 @@ class ExprEmitter:
 
     def _float_arith(self, op, a, c):
         b = self.b
+        flags = _FAST_FLAGS if FAST_MATH.get() else _FLOAT_FLAGS
         if op == "+":
-            return b.fadd(a, c, flags=_FLOAT_FLAGS)
+            return b.fadd(a, c, flags=flags)
         if op == "-":
-            return b.fsub(a, c, flags=_FLOAT_FLAGS)
+            return b.fsub(a, c, flags=flags)
         if op == "*":
-            return b.fmul(a, c, flags=_FLOAT_FLAGS)
+            return b.fmul(a, c, flags=flags)
         if op == "/":
-            return b.fdiv(a, c)
+            return b.fdiv(a, c, flags=flags if FAST_MATH.get() else ())
         if op == "//":
             return self._float_floordiv(a, c)
         if op == "%":

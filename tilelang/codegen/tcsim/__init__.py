@@ -40,8 +40,9 @@ def compile_module(module, config=DEFAULT_CONFIG, *, raster: int = 0,
         raise TileLangError(Diagnostic(UNKNOWN_CONFIG, str(e))) from None
     out = {}
     for f in module.funcs:
-        progs = [compile_func(f, cfg, raster=raster, cluster=cluster, grid=g)
-                 for g in range(len(f.grids()))]
+        # T.use_swizzle sets a grid's raster; the raster option wins
+        progs = [compile_func(f, cfg, raster=raster or k.raster, cluster=cluster, grid=g)
+                 for g, k in enumerate(f.grids())]
         for prog in progs:
             try:
                 check_fits(prog, cfg)

@@ -317,7 +317,8 @@ class StmtLowering:
             if has_schedule(s):
                 lower_scheduled(self, s)
                 return
-        if s.kind == "pipelined" and int(s.annotation("num_stages", 1) or 1) >= 1:
+        # num_stages=0: no pipelining, as in TileLang
+        if s.kind == "pipelined" and int(s.annotation("num_stages", 1)) >= 1:
             from .pipeline import lower_pipelined
             if lower_pipelined(self, s):
                 return

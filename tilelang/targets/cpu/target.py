@@ -105,7 +105,8 @@ class CpuTarget(Target):
         from ...codegen.llvm import compile_module
         facts = self.resolved()
         return compile_module(lowered, opt=options.opt, cpu=facts["cpu"],
-                              features=facts["features"], triple=facts["triple"])
+                              features=facts["features"], triple=facts["triple"],
+                              fast_math=options.fast_math)
 
     def emit_text(self, compiled, kind: str, timings: list | None = None) -> str:
         if kind == "llvm":
