@@ -245,6 +245,8 @@ class ExprMixin(ExprExtMixin):
     def _e_getitem(self, tree):
         base = self.eval(tree.children[0])
         span = self.spans.of(tree)
+        if isinstance(base, Tup):
+            return self.tuple_item(base, tree.children[1].children, span)   # exprs_ext.py
         if not isinstance(base, BufRef):
             raise fail(CT.NOT_SCALAR, f"cannot index {describe(base)}", span_of(base),
                        "not a buffer")

@@ -194,6 +194,16 @@ class ExprExtMixin:
             return TRef(f"{base.name}.{attr}", span)
         return None
 
+    def tuple_item(self, tup, subs, span):
+        """`shape[1]`, `shape[-1]` of a compile-time tuple."""
+        from .values import const_int
+        k = const_int(self.eval(subs[0])) if len(subs) == 1 and \
+            getattr(subs[0], "data", None) != "slice" else None
+        if k is None or not -len(tup.items) <= k < len(tup.items):
+            raise fail(CT.NOT_CONSTANT, f"a tuple of {len(tup.items)} is indexed by one "
+                       "integer constant within it", span, "bad tuple index")
+        return tup.items[k]
+
     # ------------------------------------------------------------------ hint-only forms
     def _e_dict(self, tree):
         raise fail(CS.UNSUPPORTED_SYNTAX, "a dict is not a value of the tile language",

@@ -52,6 +52,9 @@ def annotation_param(b, name, obj, span, ann_tree):
     under `from __future__ import annotations`, which is evaluated from the source)."""
     from .. import language
     ann_span = b.spans.of(ann_tree)
+    if isinstance(obj, language.TensorType) and any(
+            isinstance(d, language.SizeExpr) for d in obj.shape):
+        return b._param_from_tree(name, ann_tree, span)   # `N * 2`: read from the source
     if isinstance(obj, language.TensorType):
         shape = []
         for item in obj.shape:

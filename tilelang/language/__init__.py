@@ -17,7 +17,35 @@ class KernelBodyError(RuntimeError):
     """A T.<function> was called by Python instead of being compiled."""
 
 
-class Symbol:
+class SizeArith:
+    """Arithmetic on symbolic sizes in Python (`T.Tensor((N * 2,), ...)` in an
+    annotation): it builds a `SizeExpr`, which the compiler reads back from the source."""
+
+    def _op(self, op, other, swap=False):
+        a, b = (other, self) if swap else (self, other)
+        return SizeExpr(f"({a!r} {op} {b!r})")
+
+    def __add__(self, o): return self._op("+", o)
+    def __radd__(self, o): return self._op("+", o, True)
+    def __sub__(self, o): return self._op("-", o)
+    def __rsub__(self, o): return self._op("-", o, True)
+    def __mul__(self, o): return self._op("*", o)
+    def __rmul__(self, o): return self._op("*", o, True)
+    def __floordiv__(self, o): return self._op("//", o)
+    def __rfloordiv__(self, o): return self._op("//", o, True)
+    def __mod__(self, o): return self._op("%", o)
+    def __rmod__(self, o): return self._op("%", o, True)
+
+
+class SizeExpr(SizeArith):
+    def __init__(self, text: str):
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+class Symbol(SizeArith):
     """A symbolic size (`T.dynamic("M")`), bound from argument shapes at launch."""
 
     def __init__(self, name: str, dtype: str = "int32"):

@@ -35,6 +35,10 @@ def numeric(name: str, compiled_only):
     def function(*args, **kwargs):
         if not kwargs and args and all(isinstance(a, numbers.Real) for a in args):
             return fn(*args)
+        from . import SizeArith, SizeExpr
+        if not kwargs and any(isinstance(a, SizeArith) for a in args) and \
+                all(isinstance(a, (SizeArith, numbers.Integral)) for a in args):
+            return SizeExpr(f"T.{name}({', '.join(map(repr, args))})")   # a shape
         return compiled_only(*args, **kwargs)
     function.__name__ = function.__qualname__ = name
     function.__doc__ = (f"T.{name}: computes on Python numbers (host code); in a kernel "

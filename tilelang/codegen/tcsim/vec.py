@@ -174,28 +174,10 @@ class VecLowering:
                               "`offset + loop variable`")
 
     def _global_load(self, e: Load):
-        """Stage the box of a global tensor the nest reads (`bias[bx * 128 + j]`) on
-        chip with one DMA (zero fill outside the tensor, as the CPU's guarded loads)."""
-        starts, box, shape, dims = [], [], [], []
-        for ix in e.indices:
-            base, var = self._split_index(ix)
-            starts.append(self.st.scalar.operand(base if base is not None
-                                                 else Const(0, "int32")))
-            if var is None:
-                box.append(1)
-            else:
-                box.append(self.shape[self.dom[var]])
-                shape.append(box[-1])
-                dims.append(self.dom[var])
-        if len(set(dims)) != len(dims):
-            raise unsupported(e, "a T.Parallel loop variable indexing two dims of one load")
-        name = f"__g{len(self.em.buffers)}"
-        self.em.declare(name, self.st.plan.fragment, e.buffer.dtype, shape or [1])
-        g = Glob(e.buffer.name, tuple(starts))
-        self.em.engine_op("DMA_IN", "DMA.LD", (self.em.tile(name), g),
-                          reads=(self.st.tensor_key(e.buffer.name),), writes=(name,),
-                          box=tuple(box))
-        return Tile(name, None, tuple(dims) if dims else None)
+        """Stage the box of a global tensor the nest reads (`bias[bx * 128 + j]`, also
+        strided: `X[(bx * 64 + i) * 2]`) on chip with one DMA (zero fill outside the
+        tensor, as the CPU's guarded loads); a strided box is then gathered."""
+        return vec_elems.global_load(self, e)
 
     def compute(self, dst: Tile, dst_name: str, e) -> None:
         """Emit the instruction computing `e` (domain-dependent) into `dst`."""

@@ -125,6 +125,74 @@ def gather(v, e: Load) -> Tile:
     return Tile(temp)
 
 
+def affine(v, ix):
+    """`ix` as (base, domain var, coefficient): base + coef * var, base independent of
+    the domain (None: no base; var None: no var); None when `ix` is not of that form."""
+    if not v.depends(ix):
+        return ix, None, 0
+    if isinstance(ix, Var) and ix in v.dom:
+        return None, ix, 1
+    if isinstance(ix, Binary) and ix.op in ("+", "-"):
+        a, b = affine(v, ix.lhs), affine(v, ix.rhs)
+        if a is None or b is None or (a[1] is not None and b[1] is not None):
+            return None
+        sign = 1 if ix.op == "+" else -1
+        var, coef = (a[1], a[2]) if a[1] is not None else (b[1], sign * b[2])
+        if a[0] is None:
+            base = b[0] if b[0] is None or sign > 0 else \
+                Binary("-", Const(0, ix.dtype), b[0], ix.dtype)
+        else:
+            base = a[0] if b[0] is None else Binary(ix.op, a[0], b[0], ix.dtype)
+        return base, var, coef
+    if isinstance(ix, Binary) and ix.op == "*":
+        for x, k in ((ix.lhs, ix.rhs), (ix.rhs, ix.lhs)):
+            if isinstance(k, Const):
+                r = affine(v, x)
+                if r is None:
+                    return None
+                base = None if r[0] is None else Binary("*", r[0], k, ix.dtype)
+                return base, r[1], r[2] * int(k.value)
+    return None
+
+
+def global_load(v, e: Load) -> Tile:
+    """One DMA of the box a T.Parallel nest reads of a global tensor; with a stride
+    (`X[2 * i]`) the box covers the strided elements and a VEC.GATHER picks them."""
+    starts, box, kept, dims, coefs = [], [], [], [], []
+    for ix in e.indices:
+        split = affine(v, ix)
+        if split is None or (split[1] is not None and split[2] <= 0):
+            raise unsupported(ix, "global index inside T.Parallel that is not "
+                                  "`offset + stride * loop variable`")
+        base, var, coef = split
+        starts.append(v.st.scalar.operand(base if base is not None else Const(0, "int32")))
+        if var is None:
+            box.append(1)
+            continue
+        ext = v.shape[v.dom[var]]
+        box.append(coef * (ext - 1) + 1)
+        kept.append(box[-1])
+        dims.append(v.dom[var])
+        coefs.append(coef)
+    if len(set(dims)) != len(dims):
+        raise unsupported(e, "a T.Parallel loop variable indexing two dims of one load")
+    name = f"__g{len(v.em.buffers)}"
+    v.em.declare(name, v.st.plan.fragment, e.buffer.dtype, kept or [1])
+    v.em.engine_op("DMA_IN", "DMA.LD", (v.em.tile(name), Glob(e.buffer.name, tuple(starts))),
+                   reads=(v.st.tensor_key(e.buffer.name),), writes=(name,), box=tuple(box))
+    if all(c == 1 for c in coefs):
+        return Tile(name, None, tuple(dims) if dims else None)
+    flat, stride = None, 1              # offsets of the strided elements in the box
+    for d, coef, n in reversed(list(zip(dims, coefs, kept))):
+        var = next(x for x, i in v.dom.items() if i == d)
+        term = Binary("*", var, Const(coef * stride, "int32"), "int32")
+        flat = term if flat is None else Binary("+", term, flat, "int32")
+        stride *= n
+    temp = v.temp(e.buffer.dtype)
+    v._vec(temp, "VEC.GATHER", (Tile(temp), Tile(name), v.operand(flat)))
+    return Tile(temp)
+
+
 # ----------------------------------------------------------------------------- stores
 
 def store_local_unit(v, s: Store, value) -> None:

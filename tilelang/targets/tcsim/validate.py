@@ -62,9 +62,11 @@ def declaration_problems(p: Program) -> list[str]:
         if prm.dtype not in DTYPES:
             out.append(f"parameter {prm.name}: unknown dtype {prm.dtype}")
         for d in prm.shape:
-            if not (isinstance(d, int) and d >= 0) and d not in symbols and not (
-                    prm.kind == "workspace" and _size_text(d, symbols)):
+            if not (isinstance(d, int) and d >= 0) and d not in symbols and \
+                    not _size_text(d, symbols):
                 out.append(f"parameter {prm.name}: dimension {d} is not a declared symbol")
+        if prm.kind == "view" and prm.source not in {x.name for x in p.params}:
+            out.append(f"view {prm.name}: no tensor {prm.source}")
         if prm.kind == "scalar" and (prm.reg is None or not 0 <= prm.reg < p.num_regs):
             out.append(f"parameter {prm.name}: needs a register")
     for name, reg in p.symbols:
@@ -216,7 +218,7 @@ def _mma_shapes(ins, sa, sb, sc) -> list[str]:
 
 
 def _size_text(text, symbols) -> bool:
-    """A workspace dim may be a size expression over the symbols (`B + NUM_PARTS`), in
+    """A tensor or workspace dim may be a size expression over the symbols (`N * 2`), in
     the grid-expression syntax the launcher evaluates: integers, names, + - * // %,
     ceildiv / min / max."""
     import ast
