@@ -220,7 +220,7 @@ class FunctionBuilder(ExprMixin, StmtMixin, StmtExtMixin, LoopMixin, TileOpMixin
             if size is not None and size < 1:
                 raise fail(C3.OUT_OF_RANGE_ARG, f"grid size {size}: a constant grid size "
                            f"must be at least 1", g.span, "runs no block")
-        threads = self.const_arg(args["threads"], "threads", minimum=1)
+        threads = self.threads_arg(args["threads"])
         with self.scope.block():
             block_vars = self._block_vars(targets, len(grid), self.spans.of(ctx))
             self.in_kernel = True
@@ -230,6 +230,26 @@ class FunctionBuilder(ExprMixin, StmtMixin, StmtExtMixin, LoopMixin, TileOpMixin
             finally:
                 self.in_kernel = False
         return Kernel(grid, block_vars, threads, body, self.raster, span=span)
+
+    def threads_arg(self, tree) -> int:
+        """`threads=128`, or TileLang's `threads=(32, 4)` (their product: the CPU ignores
+        it, tcsim sizes the block's registers by it)."""
+        if tree is None or isinstance(tree, int):
+            return tree
+        value = self.eval(tree)
+        if isinstance(value, Tup):
+            total = 1
+            for item in value.items:
+                n = const_int(item)
+                if n is None:
+                    raise fail(CT.NOT_CONSTANT, "threads must be integer constants",
+                               span_of(item), describe(item))
+                if n < 1:
+                    raise fail(C3.OUT_OF_RANGE_ARG, f"threads {n}: must be at least 1",
+                               span_of(item), "no thread")
+                total *= n
+            return total
+        return self.const_arg(tree, "threads", minimum=1)
 
     def _block_vars(self, targets, n, ctx_span):
         if targets is None:
