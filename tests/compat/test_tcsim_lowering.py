@@ -100,3 +100,32 @@ def convert_copy(M):
 def test_global_to_global_copy(target):
     x = randn(8, 32)
     close(convert_copy(8)(x), x.astype(np.float16), 1e-3, 1e-3)
+
+
+@tilelang.jit
+def masked_rows(R):
+    @T.prim_func
+    def kernel(M: T.Tensor((R,), "bool"), X: T.Tensor((R, 8), "float32"),
+               Y: T.Tensor((R, 8), "float32")):
+        with T.Kernel(1, threads=32) as bx:
+            m = T.alloc_fragment((R,), "bool")
+            x = T.alloc_fragment((8,), "float32")
+            y = T.alloc_fragment((8,), "float32")
+            T.copy(M, m)
+            for k in T.serial(R):
+                T.copy(X[k, 0], x)
+                T.copy(x, y)
+                if m[k] != 0:                                   # an on-chip value decides
+                    for j in T.Parallel(8):
+                        y[j] = x[j] * 2.0 + x[0]
+                T.copy(y, Y[k, 0])
+    return kernel
+
+
+def test_on_chip_value_as_a_condition(target):
+    m = np.array([True, False, True, False, True])
+    x, y = randn(5, 8), np.zeros((5, 8), np.float32)
+    masked_rows(5)(m, x, y)
+    want = x.copy()
+    want[m] = x[m] * 2 + x[m][:, :1]
+    close(y, want)

@@ -234,6 +234,9 @@ def unify(a, b, op_span: Span | None = None) -> tuple[Expr, Expr]:
         e = as_expr(other)
         if lit.kind == "float" and dtypes.is_int(e.dtype) and not is_strict():
             e = Cast(e, "float32", span=e.span)      # TVM reads a Python float as float32
+        elif lit.kind != "bool" and e.dtype == "bool" and not is_strict():
+            # a bool meets a number as an integer 0 / 1 (TVM's uint1): `mask[k] != 0`
+            e = Cast(e, DEFAULT_DTYPE[lit.kind], span=e.span)
         c = lit_to(lit, e.dtype, span_of(other))
         return (c, e) if lit_first else (e, c)
     ea, eb = as_expr(a), as_expr(b)

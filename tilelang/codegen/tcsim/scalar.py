@@ -90,6 +90,8 @@ class ScalarLowering:
             em.emit(CALLS[e.name], dst, self.operand(e.args[0]))
         elif isinstance(e, Call) and e.name in CALLS2:
             em.emit(CALLS2[e.name], dst, self.operand(e.args[0]), self.operand(e.args[1]))
+        elif isinstance(e, Load) and e.buffer.name in em.buffers:
+            self._read_on_chip(dst, e)
         elif isinstance(e, Load) and e.buffer.scope == "global":
             # one element of a global tensor (a scale, a length): a scalar load
             starts = tuple(self.operand(i) for i in e.indices)
@@ -99,6 +101,29 @@ class ScalarLowering:
         else:
             raise unsupported(e, f"`{type(e).__name__}` in a scalar expression (data-"
                                  f"dependent values are not supported)")
+
+
+    def _read_on_chip(self, dst: Reg, e) -> None:
+        """One on-chip element into a register (`if mask[k]:`): the scalar unit waits for
+        the engines that wrote the buffer, then reads it (LDS)."""
+        em = self.em
+        name = e.buffer.name
+        for w in em._waits(name, "SCALAR", ("w",)):
+            em.emit("SEM.WAIT", w.sem, w.phase)
+        shape = em.buffers[name].shape
+        flat = None
+        for ix, n in zip(e.indices, shape):
+            if flat is not None:
+                em.emit("MUL", dst, flat, Imm(n))
+                flat = dst
+            term = self.operand(ix)
+            if flat is None:
+                flat = term
+            else:
+                em.emit("ADD", dst, flat, term)
+        em.emit("LDS", dst, em.tile(name), flat if flat is not None else Imm(0))
+        if not is_float(e.dtype) and e.dtype != "bool":
+            em.emit("CVTI", dst, dst)
 
 
 _GRID_OPS = {"+", "-", "*", "//", "%"}

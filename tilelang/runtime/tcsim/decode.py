@@ -261,8 +261,8 @@ def _vec_fields(d: DI, ins, cfg: MachineConfig) -> None:
 
 # scalar kinds, for the interpreter's dispatch
 (K_BIN, K_UN, K_SEL, K_LOOP, K_ENDLOOP, K_IF, K_ELSE, K_ENDIF, K_SEM, K_FENCE,
- K_HALT, K_LDG, K_ATOM) = range(1, 14)
-_KINDS = {"SEL": K_SEL, "LDG": K_LDG, "ATOM.ADD": K_ATOM, "LOOP": K_LOOP, "ENDLOOP": K_ENDLOOP, "IF": K_IF, "ELSE": K_ELSE,
+ K_HALT, K_LDG, K_ATOM, K_LDS) = range(1, 15)
+_KINDS = {"SEL": K_SEL, "LDG": K_LDG, "ATOM.ADD": K_ATOM, "LDS": K_LDS, "LOOP": K_LOOP, "ENDLOOP": K_ENDLOOP, "IF": K_IF, "ELSE": K_ELSE,
           "ENDIF": K_ENDIF, "FENCE": K_FENCE, "HALT": K_HALT}
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections import deque
 
-from .decode import (K_ATOM, K_BIN, K_ELSE, K_ENDIF, K_ENDLOOP, K_FENCE, K_HALT, K_IF, K_LDG,
+from .decode import (K_ATOM, K_BIN, K_LDS, K_ELSE, K_ENDIF, K_ENDLOOP, K_FENCE, K_HALT, K_IF, K_LDG,
                      K_LOOP, K_SEL, K_SEM, K_UN, ENGINE_NAMES)
 
 STEP, TRY, DONE, POOL = 0, 1, 2, 3
@@ -243,6 +243,9 @@ class Core:
                 pick = x if (regs[cnd[1]] if cnd[0] else cnd[1]) else y
                 regs[a[0][1]] = regs[pick[1]] if pick[0] else pick[1]
                 pc += 1
+            elif k == K_LDS:
+                regs[a[0][1]] = self._read_tile(a[1], a[2])
+                pc += 1
             elif k == K_LDG:
                 regs[a[0][1]], latency = sim.load_scalar(a[1], regs)
                 loading[a[0][1]] = t + latency       # in flight, not a stall
@@ -276,6 +279,17 @@ class Core:
                 pc += 1
             sim.instructions += 1
             t += c
+
+    def _read_tile(self, t, index):
+        """LDS: one element (flat index) of the stage of an on-chip buffer."""
+        regs = self.regs
+        stage = 0 if t.stage is None else (regs[t.stage[1]] if t.stage[0] else t.stage[1])
+        arr = self.bufs[t.buf][stage]
+        if t.slices is not None:
+            arr = arr[t.slices]
+        i = regs[index[1]] if index[0] else index[1]
+        v = arr.reshape(-1)[int(i)] if 0 <= i < arr.size else 0
+        return float(v) if arr.dtype.kind not in "iub" else int(v)
 
     def _operands_ready(self, d, t: float) -> float:
         """When instruction `d` may issue: after the scalar loads filling its registers

@@ -137,6 +137,9 @@ def _build_table() -> dict[str, OpInfo]:
     # rd = g[...]; g[...] += value, atomically across blocks (`T.atomic_add(...,
     # return_prev=True)`); runs once the block's earlier work has reached memory
     t["ATOM.ADD"] = OpInfo("SCALAR", "rgs")
+    # rd = tile.flat[i]: one element of an on-chip buffer, read by the scalar unit (after
+    # SEM.WAITs on the engines that wrote it): `if mask[k]:`, `x[0] * 2` outside T.Parallel
+    t["LDS"] = OpInfo("SCALAR", "rts")
     return t
 
 
