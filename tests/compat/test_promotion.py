@@ -61,3 +61,26 @@ def test_strict_dtypes_keeps_the_error_with_its_fix():
     with pytest.raises(TileLangError) as info:
         strict(32)
     assert info.value.code == "TL0201" and "T.cast" in info.value.diagnostics[0].help
+
+
+MIXED_TL = '''
+import tilelang.language as T
+N = T.dynamic("N")
+
+@T.prim_func
+def mixed(H: T.Tensor((N,), "float16"), F: T.Tensor((N,), "float32")):
+    with T.Kernel(1) as bx:
+        for i in T.Parallel(4):
+            F[i] = H[i] * F[i]
+'''
+
+
+def test_tilec_strict_dtypes_flag(tmp_path):
+    from click.testing import CliRunner
+    from tilelang.cli import main
+    path = tmp_path / "mixed.tl"
+    path.write_text(MIXED_TL)
+    ok = CliRunner().invoke(main, ["ir", str(path)])
+    assert ok.exit_code == 0 and "T.cast(H[i], \"float32\")" in ok.output
+    strict = CliRunner().invoke(main, ["ir", str(path), "--strict-dtypes"])
+    assert strict.exit_code == 1 and "TL0201" in strict.output and "T.cast" in strict.output

@@ -64,3 +64,37 @@ def conv_like(N, use_hopper_path=False):
 def test_if_on_a_constant_checks_only_the_branch_taken(target):
     x = randn(16)
     close(conv_like(16)(x), x + 1)
+
+
+@tilelang.jit(out_idx=[-1])
+def split_then_combine(N, parts, block=16):
+    chunk = N // parts
+
+    @T.prim_func
+    def kernel(X: T.Tensor((N,), "float32"), lengths: T.Tensor((parts,), "int32"),
+               Y: T.Tensor((1,), "float32")):
+        partial = T.alloc_global((parts,), "float32")
+        with T.Kernel(parts, threads=32) as p:             # split: one partial sum each
+            x = T.alloc_fragment((block,), "float32")
+            s = T.alloc_fragment((1,), "float32")
+            acc = T.alloc_var("float32", init=0.0)
+            for k in T.serial(T.ceildiv(lengths[p], block)):
+                start = p * chunk + k * block
+                end = T.min(p * chunk + lengths[p], start + block)   # a loop-carried stop
+                T.copy(X[start:end], x)                    # past `end`: read as 0
+                T.reduce_sum(x, s, dim=0)
+                acc += s[0]
+            partial[p] = acc
+        with T.Kernel(1, threads=32) as bx:                 # combine, after every split
+            total = T.alloc_var("float32", init=0.0)
+            for p in T.serial(parts):
+                total += partial[p]
+            Y[0] = total
+    return kernel
+
+
+def test_two_grids_and_loop_carried_slices(target):
+    x = randn(64)
+    lengths = np.array([16, 5, 0, 9], np.int32)
+    want = sum(x[p * 16:p * 16 + n].sum() for p, n in enumerate(lengths))
+    close(split_then_combine(64, 4)(x, lengths), [want], 1e-5, 1e-5)
