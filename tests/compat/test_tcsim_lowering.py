@@ -2,6 +2,8 @@
 ifs inside T.Parallel, element stores and atomics to global tensors, one on-chip
 element read by a whole nest (`m[0]`), global-to-global T.copy, T.Parallel(1, N),
 packed indices (`j // 2`), out_idx."""
+import os
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -129,3 +131,117 @@ def test_on_chip_value_as_a_condition(target):
     want = x.copy()
     want[m] = x[m] * 2 + x[m][:, :1]
     close(y, want)
+
+
+@tilelang.jit(out_idx=[-1])
+def gathers(N):
+    @T.prim_func
+    def kernel(X: T.Tensor((N, N), "float32"), I: T.Tensor((N,), "int32"),
+               Y: T.Tensor((3, N), "float32")):
+        with T.Kernel(1, threads=32) as bx:
+            for i in T.Parallel(N):
+                Y[0, i] = X[i, i]                       # one loop variable, two dims
+                Y[1, i] = X[0, N - 1 - i]               # a falling index
+                Y[2, i] = X[i, I[i]]                    # an index loaded from a tensor
+    return kernel
+
+
+def test_global_loads_at_computed_indices(target):
+    x = randn(6, 6)
+    idx = np.array([0, 5, 6, -1, 3, 2], np.int32)     # 6, -1: outside X's row, read as 0
+    want = [np.diag(x), x[0, ::-1], [x[i, k] if 0 <= k < 6 else 0 for i, k in enumerate(idx)]]
+    close(gathers(6)(x, idx), want)
+
+
+def _conv_ref(img, w, K, S, D, P):
+    n, h, wd, c = img.shape
+    oh, ow = (h + 2 * P - D * (K - 1) - 1) // S + 1, (wd + 2 * P - D * (K - 1) - 1) // S + 1
+    pad = np.pad(img.astype(np.float64), ((0, 0), (P, P), (P, P), (0, 0)))
+    out = np.zeros((n, oh, ow, w.shape[-1]))
+    for kh in range(K):
+        for kw in range(K):
+            tap = pad[:, kh * D:kh * D + S * (oh - 1) + 1:S, kw * D:kw * D + S * (ow - 1) + 1:S]
+            out += tap @ w.reshape(K, K, c, -1)[kh, kw].astype(np.float64)
+    return out.reshape(n * oh * ow, -1)
+
+
+@tilelang.jit(out_idx=[-1])
+def conv2d(N, H, W, C, F, K, S, D, P, block_M=16, block_N=16, block_K=16, old_name=False):
+    OH = (H + 2 * P - D * (K - 1) - 1) // S + 1
+    OW = (W + 2 * P - D * (K - 1) - 1) // S + 1
+
+    @T.prim_func
+    def kernel(img: T.Tensor((N, H, W, C), "float16"), wt: T.Tensor((K * K * C, F), "float16"),
+               out: T.Tensor((N * OH * OW, F), "float32")):
+        with T.Kernel(T.ceildiv(F, block_N), T.ceildiv(N * OH * OW, block_M),
+                      threads=128) as (bx, by):
+            col = T.alloc_shared((block_M, block_K), "float16")
+            w = T.alloc_shared((block_K, block_N), "float16")
+            acc = T.alloc_fragment((block_M, block_N), "float32")
+            T.clear(acc)
+            for ko in T.Pipelined(T.ceildiv(K * K * C, block_K), num_stages=2):
+                if old_name:
+                    T.c2d_im2col(img, col, by, ko, K, S, D, P)
+                else:
+                    T.im2col(img, col, by, ko, K, S, D, P)
+                T.copy(wt[ko * block_K, bx * block_N], w)
+                T.gemm(col, w, acc)
+            T.copy(acc, out[by * block_M, bx * block_N])
+    return kernel
+
+
+@settings(max_examples=4, deadline=None)
+@given(hw=st.tuples(st.integers(3, 7), st.integers(3, 7)), c=st.sampled_from([4, 8]),
+       k=st.sampled_from([1, 3]), s=st.sampled_from([1, 2]), d=st.sampled_from([1, 2]),
+       p=st.sampled_from([0, 1]), old_name=st.booleans())
+def test_im2col_convolution(hw, c, k, s, d, p, old_name):
+    """T.im2col's gathered image reads (padding, stride, dilation, a ragged last K tile)
+    give the convolution on both targets."""
+    (h, w), n, f = hw, 2, 16
+    if h + 2 * p < d * (k - 1) + 1 or w + 2 * p < d * (k - 1) + 1:
+        return                                       # no output pixel
+    img, wt = randn(n, h, w, c, dtype=np.float16), randn(k * k * c, f, dtype=np.float16)
+    want = _conv_ref(img, wt, k, s, d, p)
+    for target in ("cpu", "tcsim:tiny"):
+        os.environ["TILELANG_TARGET"] = target
+        try:
+            got = conv2d(n, h, w, c, f, k, s, d, p, old_name=old_name)(img, wt)
+        finally:
+            os.environ.pop("TILELANG_TARGET")
+        close(got, want, 1e-2, 1e-2)
+
+
+@tilelang.jit
+def histogram(bins, block=16):
+    @T.prim_func
+    def kernel(X: T.Tensor((N,), "int32"), hist: T.Tensor((bins,), "float32")):
+        with T.Kernel(T.ceildiv(N, block), threads=64) as bx:
+            for i in T.Parallel(block):
+                b = X[bx * block + i] % bins
+                if bx * block + i < N:
+                    T.atomic_add(hist[b], 1.0)          # an index loaded per element
+    return kernel
+
+
+def test_scattered_atomics(target):
+    x = np.random.default_rng(3).integers(0, 50, 37).astype(np.int32)
+    hist = np.zeros(5, np.float32)
+    histogram(5)(x, hist)
+    close(hist, np.bincount(x % 5, minlength=5))
+
+
+@tilelang.jit
+def total(block=8):
+    @T.prim_func
+    def kernel(X: T.Tensor((N,), "float32"), S: T.Tensor((1,), "float32")):
+        with T.Kernel(T.ceildiv(N, block), threads=32) as bx:
+            for i in T.Parallel(block):
+                if bx * block + i < N:
+                    T.atomic_add(S[0], X[bx * block + i])   # every element into one
+    return kernel
+
+
+def test_atomics_into_one_element(target):
+    x, s = randn(21), np.zeros(1, np.float32)
+    total()(x, s)
+    close(s, [x.sum()], 1e-5, 1e-5)

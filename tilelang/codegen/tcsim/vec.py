@@ -39,6 +39,7 @@ class VecLowering:
         self.free = st.vec_pool     # (dtype, shape) -> free temp names, kernel-wide
         self.busy: list = []
         self.lets: dict = {}        # let var -> operand
+        self.let_values: dict = {}  # let var -> its expression
         self.staged: set = set()    # buffers copied where the vector unit reaches them
 
     def depends(self, e) -> bool:
@@ -258,6 +259,7 @@ def lower_parallel(st, s: For) -> None:
                 name = v.temp(x.value.dtype)
                 v.compute(Tile(name), name, x.value)
                 v.lets[x.var] = Tile(name)               # lives to the nest's end
+                v.let_values[x.var] = x.value            # for index bounds
                 v.release(keep={t.buf for t in v.lets.values()})
             else:
                 st.stmt(x)

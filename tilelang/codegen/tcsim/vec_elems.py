@@ -11,7 +11,9 @@ with whole tiles (more instructions than the CPU needs, same results):
 * an on-chip element at a constant index (`m[0]`, `acc[i, 0]`): copied into a tile
   without that dim, which the domain then broadcasts;
 * element stores and atomics outside `T.Parallel` (`G[b, h] = x`, `lse[0] = ...`): a
-  one-element domain.
+  one-element domain;
+* global loads at other indices and atomics at indices that are not a box of the
+  domain: gathered and scattered (vec_gather).
 """
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ import math
 
 from ...ir.nodes import Atomic, Binary, Const, If, Let, Load, Select, Seq, Store, Unary, Var
 from ...targets.tcsim.isa import Glob, Tile
+from . import vec_gather
 from .scalar import unsupported
 
 _IDENTITY = {"add": 0.0, "max": -math.inf, "min": math.inf}
@@ -157,14 +160,15 @@ def affine(v, ix):
 
 def global_load(v, e: Load) -> Tile:
     """One DMA of the box a T.Parallel nest reads of a global tensor; with a stride
-    (`X[2 * i]`) the box covers the strided elements and a VEC.GATHER picks them."""
+    (`X[2 * i]`) the box covers the strided elements and a VEC.GATHER picks them; other
+    indices are bounded and gathered (vec_gather)."""
+    splits = [affine(v, ix) for ix in e.indices]
+    used = [s[1] for s in splits if s is not None and s[1] is not None]
+    if any(s is None or (s[1] is not None and s[2] <= 0) for s in splits) or \
+            len(set(used)) != len(used):
+        return vec_gather.gathered_load(v, e)         # im2col, X[i, i], X[N - 1 - i]
     starts, box, kept, dims, coefs = [], [], [], [], []
-    for ix in e.indices:
-        split = affine(v, ix)
-        if split is None or (split[1] is not None and split[2] <= 0):
-            raise unsupported(ix, "global index inside T.Parallel that is not "
-                                  "`offset + stride * loop variable`")
-        base, var, coef = split
+    for base, var, coef in splits:
         starts.append(v.st.scalar.operand(base if base is not None else Const(0, "int32")))
         if var is None:
             box.append(1)
@@ -174,8 +178,6 @@ def global_load(v, e: Load) -> Tile:
         kept.append(box[-1])
         dims.append(v.dom[var])
         coefs.append(coef)
-    if len(set(dims)) != len(dims):
-        raise unsupported(e, "a T.Parallel loop variable indexing two dims of one load")
     name = f"__g{len(v.em.buffers)}"
     v.em.declare(name, v.st.plan.fragment, e.buffer.dtype, kept or [1])
     v.em.engine_op("DMA_IN", "DMA.LD", (v.em.tile(name), Glob(e.buffer.name, tuple(starts))),
@@ -220,8 +222,10 @@ def store_local_unit(v, s: Store, value) -> None:
 def store_global(v, s, guard) -> None:
     """A store or element atomic to a global tensor over the whole domain."""
     reduce = s.op if isinstance(s, Atomic) else None
+    if reduce is not None and not _covers_domain(v, s.indices):
+        return vec_gather.scatter_atomic(v, s, guard, _value_tile)   # hist[x[i] % 4]
     starts, dims = _global_box(v, s)
-    if sorted(dims) != list(range(len(v.shape))):
+    if sorted(dims) != list(range(len(v.dom))):      # no loop variable: one element
         raise unsupported(s, "a store to a global tensor inside T.Parallel must use every "
                              "loop variable once")
     limits, guard = _box_limits(v, guard)
@@ -240,6 +244,19 @@ def store_global(v, s, guard) -> None:
                                          Tile(temp, None, None, sub)),
                    reads=(temp,), writes=(v.st.tensor_key(s.buffer.name),), box=box,
                    reduce=reduce)
+
+
+def _covers_domain(v, indices) -> bool:
+    """Whether the indices are `offset + loop variable` or loop-free, with every loop
+    variable once: a box of the domain's shape."""
+    used = []
+    for ix in indices:
+        split = affine(v, ix)
+        if split is None or split[2] not in (0, 1):
+            return False
+        if split[1] is not None:
+            used.append(split[1])
+    return sorted(v.dom[x] for x in used) == list(range(len(v.dom)))
 
 
 def _global_box(v, s):
