@@ -247,9 +247,18 @@ class JITFactory:
         try:
             bound = inspect.signature(self.factory).bind(*args, **kwargs)
         except (TypeError, ValueError):   # a bad call: the factory itself will say why
-            return _freeze((args, sorted(kwargs.items())))
+            return _freeze((self.target_key(), args, sorted(kwargs.items())))
         bound.apply_defaults()
-        return _freeze(tuple(bound.arguments.items()))
+        return _freeze((self.target_key(), tuple(bound.arguments.items())))
+
+    def target_key(self):
+        """The default target a kernel without `target=` compiles for now: a change of
+        $TILELANG_TARGET between calls compiles anew instead of reusing the other
+        target's kernel. None when the decorator names its target."""
+        if self.options.get("target") not in (None, "auto"):
+            return None
+        from .targets import default_spec
+        return default_spec()
 
     def __repr__(self) -> str:
         return f"<tilelang.JITFactory {self.__name__}: {len(self._kernels)} compiled>"

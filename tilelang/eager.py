@@ -101,7 +101,8 @@ class EagerJIT:
     def kernel(self, compile_args: dict, sizes: dict):
         """The compiled kernel for these parameters and sizes."""
         from .decorators import _freeze
-        key = _freeze((sorted(compile_args.items()), sorted(sizes.items())))
+        key = _freeze((self.jit.target_key(), sorted(compile_args.items()),
+                       sorted(sizes.items())))
         k = self._kernels.get(key)
         if k is None:
             sig = self.signature({k2: v for k2, v in compile_args.items()})

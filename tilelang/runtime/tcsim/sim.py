@@ -187,7 +187,7 @@ class Simulator:
     def atomic_scalar(self, glob, regs, value):
         """ATOM.ADD: the element's old value; the element gains `value` (nothing happens
         outside the tensor, which reads as 0)."""
-        old = self.load_scalar(glob, regs)
+        old, _ = self.load_scalar(glob, regs)     # (value, latency)
         name, starts = glob
         g = self.tensors[name]
         idx = tuple(regs[s[1]] if s[0] else s[1] for s in starts)
