@@ -98,3 +98,21 @@ def test_unknown_pass_config_key_is_an_error():
         make_scale(pass_configs={"tl.enable_fast_maths": True})
     assert info.value.code == "TL0781" and "tl.enable_fast_math" in \
         info.value.diagnostics[0].help
+
+
+def test_a_factory_compiles_anew_for_another_default_target(monkeypatch):
+    # TILELANG_TARGET names the default target; a factory called again after it
+    # changed must not hand back the kernel it compiled for the other target
+    scale = make_scale()
+    x = randn(64)
+    kernels = {}
+    for spec in ("cpu", "tcsim:tiny", "cpu"):
+        monkeypatch.setenv("TILELANG_TARGET", spec)
+        k = scale(64)
+        close(k(x), x)
+        kernels.setdefault(spec, k)
+        assert kernels[spec] is k                       # one compile per target
+        assert type(k.options.target).__name__ == ("CpuTarget" if spec == "cpu" else
+                                                   "TcsimTarget")
+    pinned = make_scale(target="cpu")                   # a named target ignores the variable
+    assert type(pinned(64).options.target).__name__ == "CpuTarget"
