@@ -75,3 +75,24 @@ def unpacked(N):
 def test_tuple_and_annotated_assignment(target):
     x = randn(10, 2)
     close(unpacked(10)(x), x.sum(1) * 3.0)
+
+
+x = np.zeros(3)          # a script's module-level array, as TileLang examples have
+
+
+@tilelang.jit(out_idx=[-1])
+def shadowing(N):
+    @T.prim_func
+    def kernel(X: T.Tensor((N,), "float32"), Y: T.Tensor((N,), "float32")):
+        with T.Kernel(1, threads=32) as bx:
+            x = T.alloc_fragment((N,), "float32")   # local to the kernel, as in Python
+            T.copy(X, x)
+            for i in T.Parallel(N):
+                x[i] = x[i] + 1.0
+            T.copy(x, Y)
+    return kernel
+
+
+def test_a_local_name_shadows_a_module_level_one(target):
+    v = randn(8)
+    close(shadowing(8)(v), v + 1)

@@ -113,8 +113,9 @@ class AutoTuner:
 
     def set_compile_args(self, out_idx=None, target=None, execution_backend=None,
                          target_host=None, verbose=None, pass_configs=None):
-        """TileLang's compile arguments; `target` "auto" (or None) is the CPU, "tcsim"
-        or "tcsim:CONFIG" the simulated accelerator. `execution_backend`, `target_host`
+        """TileLang's compile arguments; `target` "auto" (or None) is the kernel's own
+        target, else the default one ($TILELANG_TARGET, else the CPU); "tcsim" or
+        "tcsim:CONFIG" the simulated accelerator. `execution_backend`, `target_host`
         and `pass_configs` are accepted and have no effect here."""
         self.compile_args = CompileArgs(out_idx, target or "auto", execution_backend or "auto",
                                         target_host, bool(verbose), pass_configs)
@@ -147,7 +148,8 @@ class AutoTuner:
         runner = _runner(source)
         threads = runner.threads(None)
         key = result_cache.key(source.key_text(), configs,
-                               {**source.options, "out_idx": repr(source.out_idx),
+                               {**source.options, "target": _target_spec(source),
+                                "out_idx": repr(source.out_idx),
                                 "defines": source.defines, "sizes": self.profile_args.sizes},
                                threads)
         hit = result_cache.load(key)
@@ -187,14 +189,27 @@ class AutoTuner:
 
 
 def _options(compile_args: CompileArgs) -> dict:
+    """"auto" leaves the kernel's own target, else the default one ($TILELANG_TARGET)."""
     target = compile_args.target
-    return {"target": "cpu" if target in (None, "auto", "llvm", "cpu") else str(target)}
+    if target in (None, "auto"):
+        return {}
+    return {"target": "cpu" if target == "llvm" else str(target)}
+
+
+def _target_spec(source) -> str:
+    """The target the source compiles for: its own, else the default one
+    ($TILELANG_TARGET), which the tuning results depend on."""
+    from .. import targets
+    target = source.options.get("target")
+    if target in (None, "auto"):
+        return targets.default_spec()
+    return getattr(target, "spec", None) or str(target)
 
 
 def _runner(source):
     from ..driver.options import make_options
     from ..profiler.runners import runner_for
-    return runner_for(make_options(target=source.options.get("target", "cpu")))
+    return runner_for(make_options(target=_target_spec(source)))
 
 
 def _compiled(source, config):
@@ -203,8 +218,10 @@ def _compiled(source, config):
 
 
 def _out_idx(source):
-    """A target whose calls write outputs in place gets none (the profiler allocates)."""
-    return source.out_idx if _runner(source).returns_outputs else None
+    """The source's outputs, on every target: the tuned kernel is called as TileLang
+    calls it (`C = kernel(A, B)`); a runner whose calls take every argument (tcsim's)
+    builds its own launch from the kernel's module."""
+    return source.out_idx
 
 
 def _result(kernel, config, latency, ref_latency, measured, total) -> AutotuneResult:
@@ -463,7 +480,7 @@ class AutoTuneImpl:
             logger.info("tunable parameters %s given: compiling them directly", tuned)
             return self.jit(*args, **kwargs)
         from ..decorators import _freeze
-        key = _freeze(_shapes((list(args), kwargs)))
+        key = _freeze((self.jit.target_key(), _shapes((list(args), kwargs))))
         if key not in self._results:
             tuner = self.get_tuner(*args, **kwargs)
             self._results[key] = tuner.run(**tuner._run_args)
@@ -478,7 +495,8 @@ class AutoTuneImpl:
         """The AutotuneResult of a call (tuning if it was not made yet)."""
         from ..decorators import _freeze
         self(*args, **kwargs)
-        return self._results.get(_freeze(_shapes((list(args), kwargs))))
+        return self._results.get(_freeze((self.jit.target_key(),
+                                          _shapes((list(args), kwargs)))))
 
     def _tuned_names(self, args, kwargs):
         configs = self.configs

@@ -185,7 +185,10 @@ class StmtMixin:
                        help=f"store elements with `{name}[i, j] = ...`, or use T.fill / T.copy")
         if local is not None:
             self.check_new_name(name, span, "assignment to")
-        if existing is not None and local is None:
+        # a module-level constant (which `-D` overrides) or symbolic size stays fixed;
+        # any other host name (`x = np.zeros(...)` in the script) is shadowed, as Python
+        # makes an assigned name local to the function
+        if existing is not None and local is None and isinstance(existing, (Lit, Var)):
             raise fail(CN.ASSIGN_NOT_VARIABLE, f"cannot assign to `{name}`, which is "
                        f"{describe(existing) if not isinstance(existing, Var) else 'a symbolic size'}"
                        " defined at module level", span, "module-level name",
