@@ -245,3 +245,31 @@ def test_atomics_into_one_element(target):
     x, s = randn(21), np.zeros(1, np.float32)
     total()(x, s)
     close(s, [x.sum()], 1e-5, 1e-5)
+
+
+@tilelang.jit
+def scatters(N):
+    @T.prim_func
+    def kernel(X: T.Tensor((N,), "float32"), I: T.Tensor((N,), "int32"),
+               R: T.Tensor((N,), "float32"), P: T.Tensor((N,), "float32"),
+               M: T.Tensor((4,), "float32")):
+        with T.Kernel(1, threads=32) as bx:
+            for i in T.Parallel(N):
+                R[N - 1 - i] = X[i]                         # a falling store index
+                if X[i] > 0:
+                    P[I[i]] = X[i]                          # a guarded permutation
+                T.atomic_max(M[i % 4], X[i])                # atomic_max at i % 4
+    return kernel
+
+
+def test_scattered_stores_and_atomic_max(target):
+    x = randn(12)
+    perm = np.random.default_rng(5).permutation(12).astype(np.int32)
+    r, p = np.zeros(12, np.float32), np.full(12, -7.0, np.float32)
+    m = np.full(4, -np.inf, np.float32)
+    scatters(12)(x, perm, r, p, m)
+    want_p = np.full(12, -7.0)
+    want_p[perm[x > 0]] = x[x > 0]
+    close(r, x[::-1])
+    close(p, want_p)
+    close(m, x.reshape(3, 4).max(0))

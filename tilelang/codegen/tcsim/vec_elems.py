@@ -12,13 +12,14 @@ with whole tiles (more instructions than the CPU needs, same results):
   without that dim, which the domain then broadcasts;
 * element stores and atomics outside `T.Parallel` (`G[b, h] = x`, `lse[0] = ...`): a
   one-element domain;
-* global loads at other indices and atomics at indices that are not a box of the
-  domain: gathered and scattered (vec_gather).
+* global loads at other indices, and stores and atomics at indices that are not a box
+  of the domain: gathered and scattered (vec_gather).
 """
 from __future__ import annotations
 
 import math
 
+from ...diagnostics import TileLangError
 from ...ir.nodes import Atomic, Binary, Const, If, Let, Load, Select, Seq, Store, Unary, Var
 from ...targets.tcsim.isa import Glob, Tile
 from . import vec_gather
@@ -222,8 +223,8 @@ def store_local_unit(v, s: Store, value) -> None:
 def store_global(v, s, guard) -> None:
     """A store or element atomic to a global tensor over the whole domain."""
     reduce = s.op if isinstance(s, Atomic) else None
-    if reduce is not None and not _covers_domain(v, s.indices):
-        return vec_gather.scatter_atomic(v, s, guard, _value_tile)   # hist[x[i] % 4]
+    if not _covers_domain(v, s.indices):
+        return vec_gather.scatter(v, s, guard, _value_tile)   # Y[N - 1 - i], hist[x[i] % 4]
     starts, dims = _global_box(v, s)
     if sorted(dims) != list(range(len(v.dom))):      # no loop variable: one element
         raise unsupported(s, "a store to a global tensor inside T.Parallel must use every "
@@ -255,6 +256,10 @@ def _covers_domain(v, indices) -> bool:
         if split is None or split[2] not in (0, 1):
             return False
         if split[1] is not None:
+            try:
+                v._split_index(ix)          # `scalar + var`: the form a DMA box starts at
+            except TileLangError:
+                return False
             used.append(split[1])
     return sorted(v.dom[x] for x in used) == list(range(len(v.dom)))
 

@@ -10,22 +10,23 @@ box), so the gather never aliases a neighbouring row. The box can be much larger
 elements used (a 3x3 im2col tile reads a band of image rows): slow and roomy, but the
 same results as the CPU.
 
-An element atomic at such an index (`T.atomic_add(hist[x[i] % 4], 1)`) scatters: the
-values over the domain go to a tile, then the scalar unit reads each element (LDS) and
-adds it with one ATOM.ADD at the index it computes for that point — one pair per domain
-point, so the domain is capped (_MAX_SCATTER).
+A store or element atomic at such an index (`Y[N - 1 - i] = x[i]`,
+`T.atomic_add(hist[x[i] % 4], 1)`) scatters: the values over the domain go to a tile,
+then one one-element DMA.ST per domain point (`reduce=` for atomics) at the index the
+scalar unit computes for it — a guard false at that point moves the index outside the
+tensor, where the DMA drops it. The domain is capped (_MAX_SCATTER).
 """
 from __future__ import annotations
 
 import itertools
 import math
 
-from ...ir.nodes import Binary, Buffer, Cast, Const, Load, Select, Var
+from ...ir.nodes import Atomic, Binary, Cast, Const, Load, Select, Var
 from ...ir.visitor import substitute, walk
-from ...targets.tcsim.isa import Glob, Reg, Tile
+from ...targets.tcsim.isa import Glob, Tile
 from .scalar import unsupported
 
-_MAX_SCATTER = 1024         # domain points of a scattered atomic (unrolled on the scalar unit)
+_MAX_SCATTER = 1024         # domain points of a scatter (one DMA each, unrolled)
 
 
 def index_range(v, ix):
@@ -112,30 +113,30 @@ def gathered_load(v, e: Load) -> Tile:
     return Tile(temp)
 
 
-def scatter_atomic(v, s, guard, value_tile) -> None:
-    """`T.atomic_add(G[idx], x)` at indices that are not `offset + loop var`."""
+def scatter(v, s, guard, value_tile) -> None:
+    """A store or element atomic to a global tensor at indices that are not a box of
+    the domain (`Y[N - 1 - i] = x[i]`, `T.atomic_add(hist[x[i] % 4], 1)`)."""
     points = math.prod(v.shape)
-    if s.op != "add":
-        raise unsupported(s, f"atomic_{s.op} at an index computed per element (tcsim has "
-                             "ATOM.ADD only)")
     if points > _MAX_SCATTER:
-        raise unsupported(s, f"an atomic at an index computed per element over {points} "
-                             f"elements (at most {_MAX_SCATTER}: each is one scalar "
-                             "ATOM.ADD)")
-    value = s.value if guard is None else \
-        Select(guard, s.value, Const(0, s.value.dtype), s.value.dtype)   # adds nothing
-    dims = tuple(range(len(v.shape)))
-    temp = value_tile(v, s, value, dims)
-    tile = Buffer(temp, tuple(Const(n, "int32") for n in v.shape) or (Const(1, "int32"),),
-                  s.buffer.dtype, "fragment")
+        raise unsupported(s, f"a store at an index computed per element over {points} "
+                             f"elements (at most {_MAX_SCATTER}: each is one DMA)")
+    temp = value_tile(v, s, s.value, tuple(range(len(v.shape))))
     order = sorted(v.dom, key=v.dom.get)
+    ones = (1,) * len(s.indices)
+    reduce = s.op if isinstance(s, Atomic) else None
     for point in itertools.product(*(range(n) for n in v.shape)):
         at = {var: Const(i, "int32") for var, i in zip(order, point)}
         indices = [substitute(_through_lets(v, ix), at) for ix in s.indices]
-        x = v.st.scalar.operand(Load(tile, tuple(Const(i, "int32") for i in point) or
-                                     (Const(0, "int32"),), s.buffer.dtype, span=s.span))
+        if guard is not None:       # a false guard sends the element outside: dropped
+            off = Const(-1, "int32")
+            cond = substitute(_through_lets(v, guard), at)
+            indices[0] = Select(cond, indices[0], off, indices[0].dtype)
         starts = tuple(v.st.scalar.operand(i) for i in indices)
-        v.em.emit("ATOM.ADD", Reg(v.em.reg()), Glob(s.buffer.name, starts), x)
+        one = tuple((i, 1) for i in point) or ((0, 1),)
+        v.em.engine_op("DMA_OUT", "DMA.ST", (Glob(s.buffer.name, starts),
+                                             Tile(temp, None, None, one)),
+                       reads=(temp,), writes=(v.st.tensor_key(s.buffer.name),), box=ones,
+                       reduce=reduce)
 
 
 def _through_lets(v, e):
