@@ -273,3 +273,60 @@ def test_scattered_stores_and_atomic_max(target):
     close(r, x[::-1])
     close(p, want_p)
     close(m, x.reshape(3, 4).max(0))
+
+
+@tilelang.jit(out_idx=[-1])
+def gemv(M, N, block_M=8, block_N=16):
+    @T.prim_func
+    def kernel(A: T.Tensor((M, N), "float16"), x: T.Tensor((N,), "float16"),
+               y: T.Tensor((M,), "float32")):
+        with T.Kernel(T.ceildiv(M, block_M), threads=64) as bm:
+            acc = T.alloc_reducer((block_M,), "float32", op="sum", replication="all")
+            T.clear(acc)
+            for kn in T.Pipelined(T.ceildiv(N, block_N), num_stages=2):
+                a = T.alloc_fragment((block_M, block_N), "float16")
+                xv = T.alloc_fragment((block_N,), "float16")
+                T.copy(A[bm * block_M, kn * block_N], a)
+                T.copy(x[kn * block_N], xv)
+                for i, j in T.Parallel(block_M, block_N):
+                    acc[i] += a[i, j] * xv[j]               # every j into acc[i]
+            T.finalize_reducer(acc)
+            T.copy(acc, y[bm * block_M])
+    return kernel
+
+
+def test_alloc_reducer_gemv(target):
+    a, x = randn(24, 40, dtype=np.float16), randn(40, dtype=np.float16)
+    # the products are float16 (TVM: float16 * float16), summed in float32
+    close(gemv(24, 40)(a, x), a.astype(np.float64) @ x.astype(np.float64), 1e-2, 1e-2)
+
+
+@tilelang.jit(out_idx=[-2, -1])
+def column_stats(M, N):
+    @T.prim_func
+    def kernel(X: T.Tensor((M, N), "float32"), I: T.Tensor((M, N), "int32"),
+               S: T.Tensor((N,), "float32"), B: T.Tensor((N,), "int32")):
+        with T.Kernel(1, threads=64) as bx:
+            x = T.alloc_fragment((M, N), "float32")
+            k = T.alloc_fragment((M, N), "int32")
+            s = T.alloc_fragment((N,), "float32")
+            b = T.alloc_fragment((N,), "int32")
+            T.copy(X, x)
+            T.copy(I, k)
+            T.clear(s)
+            T.fill(b, -1000)
+            for i, j in T.Parallel(M, N):
+                if x[i, j] > 0:
+                    s[j] += x[i, j]                         # a guarded sum over rows
+                b[j] = T.max(b[j], k[i, j])                 # an integer max over rows
+            T.copy(s, S)
+            T.copy(b, B)
+    return kernel
+
+
+def test_accumulations_inside_parallel(target):
+    x = randn(6, 5)
+    k = np.random.default_rng(9).integers(-50, 50, (6, 5)).astype(np.int32)
+    s, b = column_stats(6, 5)(x, k)
+    close(s, np.where(x > 0, x, 0).sum(0))
+    np.testing.assert_array_equal(b, k.max(0))

@@ -16,8 +16,11 @@ from .promotion import is_strict
 from .values import (Lit, BufRef, Tup, Var, as_expr, lit_to, const_int, const_value,
                      describe, span_of, cast_value, convert_to)
 
+# T.alloc_reducer: a fragment whose elements T.Parallel iterations accumulate into
+# (`r[i] += x[i, j]`); both targets run such an update in order, so it needs no replicas
 _ALLOC_SCOPE = {"alloc_shared": "shared", "alloc_fragment": "fragment",
-                "alloc_local": "local", "alloc_global": "global"}
+                "alloc_local": "local", "alloc_global": "global",
+                "alloc_reducer": "fragment"}
 
 
 class TileOpMixin:
@@ -81,6 +84,13 @@ class TileOpMixin:
         zero = lit_to(Lit(False if region.buffer.dtype == "bool" else 0, span),
                       region.buffer.dtype)
         return Fill(region, zero, span=span)
+
+    def _op_finalize_reducer(self, tree, span):
+        """TileLang combines a reducer's per-thread replicas here; this compiler keeps
+        one copy, already final (the argument is still checked)."""
+        args = bind(Sig("T.finalize_reducer", (("reducer", REQUIRED),)), tree, self.spans)
+        region_arg(self, args["reducer"], "the reducer of T.finalize_reducer")
+        return []
 
     def _var_buffer(self, tree):
         """The T.alloc_var buffer `tree` names, or None."""
@@ -242,7 +252,8 @@ class TileOpMixin:
         params = (("shape", REQUIRED), ("dtype", REQUIRED))
         if name != "alloc_global":      # the placement the memory_reuse pass prints
             params += (("offset", None), ("align", None))
-        args = bind(Sig(f"T.{name}", params, ignored=("scope",)), tree, self.spans)
+        args = bind(Sig(f"T.{name}", params, ignored=("scope", "op", "replication")),
+                    tree, self.spans)
         dtype = dtype_of(self.eval(args["dtype"]))
         shape = self.shape_of(args["shape"], allow_symbols=(name == "alloc_global"))
         offset, align = self.placement(args, span)

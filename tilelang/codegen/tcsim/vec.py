@@ -224,6 +224,10 @@ class VecLowering:
                                                            s.buffer.dtype, span=s.span),
                                                   s.value, s.value.dtype, span=s.span),
                       span=s.span)
+        if vec_elems.is_accumulation(self, s):      # o[i] += x[i, j]: a reduction over j
+            vec_elems.accumulate(self, s, guard)
+            self.release(keep={t.buf for t in self.lets.values()})
+            return
         if guard is not None:
             s = Store(s.buffer, s.indices, Select(guard, s.value, Load(
                 s.buffer, s.indices, s.buffer.dtype, span=s.span), s.value.dtype,

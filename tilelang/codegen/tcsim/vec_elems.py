@@ -198,6 +198,81 @@ def global_load(v, e: Load) -> Tile:
 
 # ----------------------------------------------------------------------------- stores
 
+_REDUCE = {"+": "SUM", "max": "MAX", "min": "MIN"}
+
+
+def _accumulated(s):
+    """(op, the added value) of `X[idx] = X[idx] op e` (either order), else None."""
+    v = s.value
+    if not isinstance(v, Binary) or v.op not in _REDUCE:
+        return None
+    for mine, other in ((v.lhs, v.rhs), (v.rhs, v.lhs)):
+        if isinstance(mine, Load) and mine.buffer == s.buffer and \
+                tuple(mine.indices) == tuple(s.indices):
+            return v.op, other
+    return None
+
+
+def _identity(op, dtype) -> Const:
+    """The value that leaves an accumulation unchanged (the integer range's end for
+    max / min of integers)."""
+    if op == "+" or dtype == "bool":
+        return Const(0, dtype)
+    if dtype.startswith(("int", "uint")):
+        import numpy as np
+        info = np.iinfo(dtype)
+        return Const(int(info.min if op == "max" else info.max), dtype)
+    return Const(-math.inf if op == "max" else math.inf, dtype)
+
+
+def is_accumulation(v, s) -> bool:
+    """`o[i] += x[i, j]` on chip: the store misses loop variables (whose iterations all
+    update one element, in order on the CPU), each index `loop var [+ c]` in domain
+    order."""
+    if _accumulated(s) is None:
+        return False
+    dims = []
+    for ix in s.indices:
+        var, _ = v._var_offset(ix)
+        if var is None:
+            return False
+        dims.append(v.dom[var])
+    return dims == sorted(set(dims)) and len(dims) < len(v.shape)
+
+
+def accumulate(v, s, guard) -> None:
+    """The added values over the domain, reduced over the dims the store misses (the
+    innermost first), the last reduction accumulating into the store's box (`acc=1`);
+    under a guard the op's identity stands in where it is false."""
+    op, value = _accumulated(s)
+    name = s.buffer.name
+    if guard is not None:
+        value = Select(guard, value, _identity(op, value.dtype), value.dtype)
+    if v.em.buffers[name].level not in v.st.plan.vec:
+        raise unsupported(s, f"element stores to `{name}`, which the vector unit of "
+                             f"{v.st.plan.cfg.name} cannot reach")
+    box, kept = v._access(s, name, s.indices)
+    src = v.temp(s.buffer.dtype)
+    v.compute(Tile(src), src, value)
+    shape = list(v.shape)
+    missing = [d for d in range(len(shape)) if d not in kept]
+    base = v.em.tile(name)
+    for n, d in enumerate(reversed(missing)):
+        last = n == len(missing) - 1
+        del shape[d]
+        if last:
+            dst, dst_name = Tile(base.buf, base.stage, None, box), name
+        else:
+            dst_name = f"__r{len(v.em.buffers)}"
+            v.em.declare(dst_name, v.st.plan.fragment, s.buffer.dtype, shape)
+            dst = Tile(dst_name)
+        v.em.engine_op("VEC", f"VEC.RED.{_REDUCE[op]}", (dst, Tile(src)),
+                       reads=(src,) + ((name,) if last else ()), writes=(dst_name,),
+                       dim=d, acc=1 if last else 0)
+        src = dst_name
+
+
+
 def store_local_unit(v, s: Store, value) -> None:
     """A store to an on-chip element row with constant indices: computed into a tile of
     the domain, then copied in."""
