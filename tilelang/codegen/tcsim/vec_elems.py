@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from ...diagnostics import TileLangError
 from ...ir.nodes import Atomic, Binary, Const, If, Let, Load, Select, Seq, Store, Unary, Var
 from ...targets.tcsim.isa import Glob, Tile
 from . import vec_gather
 from .scalar import unsupported
 
-_IDENTITY = {"add": 0.0, "max": -math.inf, "min": math.inf}
 
 
 def flatten(stmts, guard=None):
@@ -219,7 +220,6 @@ def _identity(op, dtype) -> Const:
     if op == "+" or dtype == "bool":
         return Const(0, dtype)
     if dtype.startswith(("int", "uint")):
-        import numpy as np
         info = np.iinfo(dtype)
         return Const(int(info.min if op == "max" else info.max), dtype)
     return Const(-math.inf if op == "max" else math.inf, dtype)
@@ -307,7 +307,8 @@ def store_global(v, s, guard) -> None:
     limits, guard = _box_limits(v, guard)
     value = s.value
     if guard is not None and reduce is not None:      # the op's identity: no effect
-        value = Select(guard, value, Const(_IDENTITY[reduce], value.dtype), value.dtype)
+        value = Select(guard, value, _identity(_ATOMIC_BIN[reduce], value.dtype),
+                       value.dtype)
     elif guard is not None:                           # read the box, write it back
         value = Select(guard, value, Load(s.buffer, s.indices, s.buffer.dtype,
                                           span=s.span), value.dtype)
