@@ -330,3 +330,21 @@ def test_accumulations_inside_parallel(target):
     s, b = column_stats(6, 5)(x, k)
     close(s, np.where(x > 0, x, 0).sum(0))
     np.testing.assert_array_equal(b, k.max(0))
+
+
+@tilelang.jit
+def guarded_int_max(N):
+    @T.prim_func
+    def kernel(K: T.Tensor((N,), "int32"), M: T.Tensor((N,), "int32")):
+        with T.Kernel(1, threads=32) as bx:
+            for i in T.Parallel(N):
+                if K[i] > 0:
+                    T.atomic_max(M[i], K[i])                # an integer atomic under a guard
+    return kernel
+
+
+def test_guarded_integer_atomic_max(target):
+    k = np.array([5, -3, 9, 0, 2, -8], np.int32)
+    m = np.full(6, 4, np.int32)
+    guarded_int_max(6)(k, m)
+    np.testing.assert_array_equal(m, np.where(k > 0, np.maximum(k, 4), 4))
