@@ -55,4 +55,4 @@ def test_use_swizzle_is_tcsims_raster(monkeypatch):
 def test_negative_num_stages_is_an_error():
     with pytest.raises(TileLangError) as info:
         gemm_with_hints(32, 32, 32, stages=-1)
-    assert "num_stages must be >= 0" in info.value.diagnostics[0].message
+    assert "num_stages must be at least 0" in info.value.diagnostics[0].message

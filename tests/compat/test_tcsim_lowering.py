@@ -309,8 +309,8 @@ def column_stats(M, N):
         with T.Kernel(1, threads=64) as bx:
             x = T.alloc_fragment((M, N), "float32")
             k = T.alloc_fragment((M, N), "int32")
-            s = T.alloc_fragment((N,), "float32")
-            b = T.alloc_fragment((N,), "int32")
+            s = T.alloc_reducer((N,), "float32", op="sum")
+            b = T.alloc_reducer((N,), "int32", op="max")
             T.copy(X, x)
             T.copy(I, k)
             T.clear(s)
@@ -319,6 +319,8 @@ def column_stats(M, N):
                 if x[i, j] > 0:
                     s[j] += x[i, j]                         # a guarded sum over rows
                 b[j] = T.max(b[j], k[i, j])                 # an integer max over rows
+            T.finalize_reducer(s)
+            T.finalize_reducer(b)
             T.copy(s, S)
             T.copy(b, B)
     return kernel

@@ -47,7 +47,7 @@ class LoopMixin:
         for var, (lo, extent, kind, ann, *_) in reversed(list(zip(loop_vars, loops))):
             body = For(var, lo, extent, kind, body, ann, span=span)
         if body.kind == "parallel":
-            check_parallel_nest(body)
+            check_parallel_nest(body, getattr(self, "reducers", frozenset()))
         return [body]
 
     def _loop_iterator(self, iter_tree) -> TRef:

@@ -51,14 +51,15 @@ class Access:
     loops: tuple                # the inner loops (For) around it, outermost first
 
 
-def check_parallel_nest(loop: For) -> None:
+def check_parallel_nest(loop: For, reducers=frozenset()) -> None:
     """Raise TL0391 when two iterations of the parallel nest rooted at `loop` provably
-    touch one element, at least one of them writing it."""
+    touch one element, at least one of them writing it. Buffers named in `reducers`
+    (T.alloc_reducer) are meant to be updated by many iterations, as atomics are."""
     chain, body = [], loop
     while isinstance(body, For) and body.kind == "parallel":
         chain.append(body)
         body = body.body
-    accesses = _collect(body, (), (), {})
+    accesses = [a for a in _collect(body, (), (), {}) if a.buffer not in reducers]
     written = {a.buffer for a in accesses if a.is_store}
     relevant = [a for a in accesses if a.buffer in written]
     if not relevant:

@@ -257,6 +257,8 @@ class TileOpMixin:
         dtype = dtype_of(self.eval(args["dtype"]))
         shape = self.shape_of(args["shape"], allow_symbols=(name == "alloc_global"))
         offset, align = self.placement(args, span)
+        if name == "alloc_reducer":     # many T.Parallel iterations may update an element
+            self.reducers = getattr(self, "reducers", frozenset()) | {target_name}
         return Alloc(Buffer(target_name, shape, dtype, _ALLOC_SCOPE[name], span=span),
                      offset=offset, align=align, span=span)
 
