@@ -13,7 +13,7 @@ from .errors import fail
 from .intrinsics import dtype_of
 from .regions import region_arg, pair, fmt_extents
 from .promotion import is_strict
-from .values import (Lit, BufRef, Tup, Var, as_expr, lit_to, const_int, const_value,
+from .values import (Lit, BufRef, Tup, Var, as_expr, kind_of, lit_to, const_int, const_value,
                      describe, span_of, cast_value, convert_to)
 
 # T.alloc_reducer: a fragment whose elements T.Parallel iterations accumulate into
@@ -113,8 +113,9 @@ class TileOpMixin:
         """A value stored into `buf`: literals adapt; another dtype is converted to the
         buffer's, as TVM does (an error under the strict option)."""
         if isinstance(v, Lit):
-            if not is_strict() and v.kind != "bool" and not (
-                    v.kind == "float" and dtypes.is_bool(buf.dtype)):
+            # a float literal into an integer buffer converts (TVM); one of the buffer's
+            # own kind must fit it (1e39 is no float32: TL0216)
+            if not is_strict() and v.kind == "float" and kind_of(buf.dtype) == "int":
                 return Const(cast_value(v.value, buf.dtype), buf.dtype, span=v.span)
             return lit_to(v, buf.dtype, buf.span)
         e = as_expr(v)
