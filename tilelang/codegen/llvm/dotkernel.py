@@ -30,7 +30,7 @@ from llvmlite import ir
 from ...ir.nodes import Binary, Cast, Const, For, Load, Store, Var
 from .convert import intrinsic
 from .metadata import loop_metadata
-from .microkernel import _contiguous, _reads, _uses, _zero, c_rows_prefetch
+from .microkernel import _contiguous, _reads, _uses, c_rows_prefetch, register_tile_nest
 from .types import I32, I64, compute_type
 
 _K_UNROLL = 2
@@ -73,17 +73,11 @@ def try_emit(em, loop: For) -> bool:
 # ----------------------------------------------------------------------------- matching
 
 def _match(loop: For) -> _DotTile | None:
-    if loop.kind != "serial":
+    nest = register_tile_nest(loop)
+    if nest is None:
         return None
-    body, ii, mr = loop.body, None, 1
-    if isinstance(body, For) and body.kind == "unroll" and isinstance(body.extent, Const) \
-            and _zero(body.min):
-        ii, mr, body = body.var, int(body.extent.value), body.body
-    if not (isinstance(body, For) and body.kind == "vectorized"
-            and isinstance(body.extent, Const) and _zero(body.min)):
-        return None
-    jj, nr, store = body.var, int(body.extent.value), body.body
-    if not isinstance(store, Store) or store.buffer.dtype != "float32" or _lanes(nr) is None:
+    ii, mr, jj, nr, store = nest
+    if store.buffer.dtype != "float32" or _lanes(nr) is None:
         return None
     v = store.value
     if not (isinstance(v, Binary) and v.op == "+" and isinstance(v.lhs, Binary)

@@ -63,7 +63,10 @@ def try_emit(em, loop: For) -> bool:
 
 # ----------------------------------------------------------------------------- matching
 
-def _match(loop: For) -> _Tile | None:
+def register_tile_nest(loop: For):
+    """(ii, mr, jj, nr, store) when `loop` is the register-tile nest: a serial k loop over
+    an optional unrolled row loop (ii, mr rows; None, 1 without) over a vectorized column
+    loop (jj, nr lanes) whose body is one store. Shared with the bf16 dot kernel."""
     if loop.kind != "serial":
         return None
     body, ii, mr = loop.body, None, 1
@@ -73,8 +76,17 @@ def _match(loop: For) -> _Tile | None:
     if not (isinstance(body, For) and body.kind == "vectorized" and _const(body.extent)
             and _zero(body.min)):
         return None
-    jj, nr, store = body.var, int(body.extent.value), body.body
-    if not isinstance(store, Store) or store.buffer.dtype not in _ACCUMULATORS:
+    if not isinstance(body.body, Store):
+        return None
+    return ii, mr, body.var, int(body.extent.value), body.body
+
+
+def _match(loop: For) -> _Tile | None:
+    nest = register_tile_nest(loop)
+    if nest is None:
+        return None
+    ii, mr, jj, nr, store = nest
+    if store.buffer.dtype not in _ACCUMULATORS:
         return None
     factors = _accumulation(store)
     if factors is None:
