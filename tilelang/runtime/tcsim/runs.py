@@ -39,17 +39,22 @@ def compile_runs(code, kinds, cycles) -> None:
         i = max(j, i + 1)
 
 
-def _compile(ds, cycles):
-    consts: dict = {"C": cycles}
-
+def _operands(consts: dict, regs: str):
+    """The source text of an operand spec: a register read from `regs`, or a constant
+    bound into `consts` under a fresh name."""
     def operand(spec) -> str:
         is_reg, v = spec
         if is_reg:
-            return f"r[{v}]"
+            return f"{regs}[{v}]"
         name = f"k{len(consts)}"
         consts[name] = v
         return name
+    return operand
 
+
+def _compile(ds, cycles):
+    consts: dict = {"C": cycles}
+    operand = _operands(consts, "r")
     lines = ["def run(r, t):"]
     for d in ds:
         a = d.args
@@ -89,13 +94,7 @@ def compile_dispatch(d, op_class):
         return None
     consts: dict = {"Op": op_class, "D": d}
 
-    def value(spec) -> str:
-        is_reg, v = spec
-        if is_reg:
-            return f"regs[{v}]"
-        name = f"k{len(consts)}"
-        consts[name] = v
-        return name
+    value = _operands(consts, "regs")
 
     lines = ["def make(core, regs, ready, eng):", "    op = Op()",
              "    op.di = D", "    op.ready = ready", "    op.eng = eng"]
@@ -186,13 +185,7 @@ def _region(code, start, end, cycles, depth, branch_kinds):
     lines = ["def block(core, r, t):", "    n = 0", "    queues = core.queues",
              "    engines = core.engines", "    dispatch = core.sim.dispatch"]
 
-    def operand(spec) -> str:
-        is_reg, v = spec
-        if is_reg:
-            return f"r[{v}]"
-        name = f"k{len(consts)}"
-        consts[name] = v
-        return name
+    operand = _operands(consts, "r")
 
     def emit(pc, stop, indent):
         pad = "    " * indent
