@@ -29,8 +29,8 @@ from llvmlite import ir
 
 from ...ir.nodes import Binary, Cast, Const, For, Load, Store, Var
 from .convert import intrinsic
-from .metadata import loop_metadata
-from .microkernel import _contiguous, _reads, _uses, c_rows_prefetch, register_tile_nest
+from .microkernel import (_contiguous, _reads, _uses, accumulate_over_k, c_rows_prefetch,
+                          register_tile_nest)
 from .types import I32, I64, compute_type
 
 _K_UNROLL = 2
@@ -176,36 +176,8 @@ class _DotEmitter:
             self.bind(t.ii, r)
             rows.append(self.address(t.store))
         c_rows_prefetch(b, rows, t.nr * 4)
-        zero = ir.Constant(self.acc_ty, None)
-        ity = compute_type(t.k.var.dtype)
-        lo = em.expr_as(t.k.min, t.k.var.dtype)
-        hi = b.add(lo, em.expr_as(t.k.extent, t.k.var.dtype))
-        pre = b.block
-        body_bb = em.ctx.new_block(f"{t.k.var.name}.dot.body")
-        exit_bb = em.ctx.new_block(f"{t.k.var.name}.dot.exit")
-        b.cbranch(b.icmp_signed("<", lo, hi), body_bb, exit_bb)
-        b.position_at_end(body_bb)
-        iv = b.phi(ity, name=t.k.var.name)
-        iv.add_incoming(lo, pre)
-        accs = [b.phi(self.acc_ty) for _ in range(t.mr * self.pieces)]
-        for phi in accs:
-            phi.add_incoming(zero, pre)
-        em.ctx.env[t.k.var] = iv
-        new = self.step(accs)
-        nxt = b.add(iv, ir.Constant(ity, 1), flags=("nsw",))
-        latch = b.cbranch(b.icmp_signed("<", nxt, hi), body_bb, exit_bb)
-        latch.set_metadata("llvm.loop", loop_metadata(b.module, "unroll", False, _K_UNROLL))
-        iv.add_incoming(nxt, b.block)
-        for phi, v in zip(accs, new):
-            phi.add_incoming(v, b.block)
-        last = b.block
-        b.position_at_end(exit_bb)
-        outs = []
-        for v in new:                       # phis first: LLVM wants them atop the block
-            out = b.phi(self.acc_ty)
-            out.add_incoming(zero, pre)
-            out.add_incoming(v, last)
-            outs.append(out)
+        init = [ir.Constant(self.acc_ty, None) for _ in range(t.mr * self.pieces)]
+        outs = accumulate_over_k(em, t.k, init, self.step, "dot", _K_UNROLL)
         for r, row in enumerate(rows):
             for p in range(self.pieces):
                 ptr = row if p == 0 else b.gep(row, [ir.Constant(I64, 4 * p * self.lanes)],

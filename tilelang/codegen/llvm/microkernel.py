@@ -210,36 +210,7 @@ class _Emitter:
         # are prefetched now, so their (L2/L3) latency hides behind the FMAs.
         self.prefetch([p for p, _ in rows])
         init = [ir.Constant(self.vec, None) for _ in rows]
-        ity = compute_type(t.k.var.dtype)
-        lo = em.expr_as(t.k.min, t.k.var.dtype)
-        hi = b.add(lo, em.expr_as(t.k.extent, t.k.var.dtype))
-        pre = b.block
-        body_bb = em.ctx.new_block(f"{t.k.var.name}.mk.body")
-        exit_bb = em.ctx.new_block(f"{t.k.var.name}.mk.exit")
-        b.cbranch(b.icmp_signed("<", lo, hi), body_bb, exit_bb)
-        b.position_at_end(body_bb)
-        iv = b.phi(ity, name=t.k.var.name)
-        iv.add_incoming(lo, pre)
-        accs = [b.phi(self.vec) for _ in init]
-        for phi, v in zip(accs, init):
-            phi.add_incoming(v, pre)
-        em.ctx.env[t.k.var] = iv
-        new = self.step(accs)
-        nxt = b.add(iv, ir.Constant(ity, 1), flags=("nsw",))
-        latch = b.cbranch(b.icmp_signed("<", nxt, hi), body_bb, exit_bb)
-        md = loop_metadata(b.module, "unroll", False, _K_UNROLL)
-        latch.set_metadata("llvm.loop", md)
-        iv.add_incoming(nxt, b.block)
-        for phi, v in zip(accs, new):
-            phi.add_incoming(v, b.block)
-        last = b.block
-        b.position_at_end(exit_bb)
-        outs = []
-        for v0, v1 in zip(init, new):       # phis first: LLVM wants them atop the block
-            out = b.phi(self.vec)
-            out.add_incoming(v0, pre)
-            out.add_incoming(v1, last)
-            outs.append(out)
+        outs = accumulate_over_k(em, t.k, init, self.step, "mk", _K_UNROLL)
         for (p, al), out in zip(rows, outs):
             c = b.load(p, typ=self.vec, align=al)
             b.store(b.fadd(c, out), p, align=al)
@@ -280,6 +251,44 @@ class _Emitter:
         wide = b.shl(b.zext(raw, ir.VectorType(ir.IntType(32), lanes)),
                      ir.Constant(ir.VectorType(ir.IntType(32), lanes), [16] * lanes))
         return b.bitcast(wide, self.vec)
+
+
+def accumulate_over_k(em, k: For, init: list, step, tag: str, unroll: int) -> list:
+    """Emit the k loop of a register tile with its accumulators in registers: each
+    starts at its `init` value, `step(accs)` gives the next values, and the values after
+    the loop (init when it runs no trip) are returned, for the caller to add to C once.
+    The loop is unrolled `unroll` times by LLVM (k-unroll hides the FMA latency)."""
+    b = em.b
+    ity = compute_type(k.var.dtype)
+    lo = em.expr_as(k.min, k.var.dtype)
+    hi = b.add(lo, em.expr_as(k.extent, k.var.dtype))
+    pre = b.block
+    body_bb = em.ctx.new_block(f"{k.var.name}.{tag}.body")
+    exit_bb = em.ctx.new_block(f"{k.var.name}.{tag}.exit")
+    b.cbranch(b.icmp_signed("<", lo, hi), body_bb, exit_bb)
+    b.position_at_end(body_bb)
+    iv = b.phi(ity, name=k.var.name)
+    iv.add_incoming(lo, pre)
+    accs = [b.phi(v.type) for v in init]
+    for phi, v in zip(accs, init):
+        phi.add_incoming(v, pre)
+    em.ctx.env[k.var] = iv
+    new = step(accs)
+    nxt = b.add(iv, ir.Constant(ity, 1), flags=("nsw",))
+    latch = b.cbranch(b.icmp_signed("<", nxt, hi), body_bb, exit_bb)
+    latch.set_metadata("llvm.loop", loop_metadata(b.module, "unroll", False, unroll))
+    iv.add_incoming(nxt, b.block)
+    for phi, v in zip(accs, new):
+        phi.add_incoming(v, b.block)
+    last = b.block
+    b.position_at_end(exit_bb)
+    outs = []
+    for v0, v1 in zip(init, new):       # phis first: LLVM wants them atop the block
+        out = b.phi(v0.type)
+        out.add_incoming(v0, pre)
+        out.add_incoming(v1, last)
+        outs.append(out)
+    return outs
 
 
 def c_rows_prefetch(b: ir.IRBuilder, ptrs, row_bytes: int) -> None:
