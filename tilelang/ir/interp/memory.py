@@ -79,14 +79,7 @@ class Buf:
         """The elements at `idx` (int64 arrays of one shape) where `active`; elsewhere,
         and for a global buffer out of bounds, 0."""
         shape = np.broadcast(*idx, active).shape if idx else np.shape(active)
-        idx = tuple(np.broadcast_to(i, shape) for i in idx)
-        active = np.broadcast_to(active, shape)
-        inb = self.in_bounds(idx) if idx else np.ones(shape, bool)
-        if not self.is_global and np.any(active & ~inb):
-            bad = tuple(int(i[active & ~inb].flat[0]) for i in idx)
-            raise UndefinedBehavior("out-of-bounds", f"read of `{self.name}`{list(bad)} "
-                                    f"outside its shape {self.shape}", span)
-        take = active & inb
+        idx, take = self._bounded(idx, active, shape, "read", span)
         if self.data.size == 0:                 # nothing in bounds: every read gives 0
             return V(np.zeros(shape, self.data.dtype), self.dtype, None,
                      None if self.mag is None else np.zeros(shape))
@@ -102,6 +95,18 @@ class Buf:
         if block is not None and self.reader is not None and idx:
             self._note_read(safe, take, block, span)
         return V(a, self.dtype, poison, mag)
+
+    def _bounded(self, idx: tuple, active, shape, access: str, span):
+        """(idx broadcast to `shape`, where an active element is in bounds). Out of bounds
+        an on-chip access is undefined behaviour; a global one reads 0 / drops the write."""
+        idx = tuple(np.broadcast_to(i, shape) for i in idx)
+        active = np.broadcast_to(active, shape)
+        inb = self.in_bounds(idx) if idx else np.ones(shape, bool)
+        if not self.is_global and np.any(active & ~inb):
+            bad = tuple(int(i[active & ~inb].flat[0]) for i in idx)
+            raise UndefinedBehavior("out-of-bounds", f"{access} of `{self.name}`{list(bad)} "
+                                    f"outside its shape {self.shape}", span)
+        return idx, active & inb
 
     def _poison_at(self, safe, take, shape):
         poison = None
@@ -130,14 +135,7 @@ class Buf:
         drops the elements outside it."""
         shape = np.broadcast(*idx, active, value.a).shape if idx else \
             np.broadcast(active, value.a).shape
-        idx = tuple(np.broadcast_to(i, shape) for i in idx)
-        active = np.broadcast_to(active, shape)
-        inb = self.in_bounds(idx) if idx else np.ones(shape, bool)
-        if not self.is_global and np.any(active & ~inb):
-            bad = tuple(int(i[active & ~inb].flat[0]) for i in idx)
-            raise UndefinedBehavior("out-of-bounds", f"write of `{self.name}`{list(bad)} "
-                                    f"outside its shape {self.shape}", span)
-        put = active & inb
+        idx, put = self._bounded(idx, active, shape, "write", span)
         if not put.any():
             return
         sel = tuple(i[put] for i in idx)
