@@ -4,6 +4,9 @@ This module only re-exports; compiler parts load on first use so that
 ``import tilelang`` stays light and an AOT library loads without the compiler.
 """
 from .version import __version__
+from .tvm_alias import install as _install_tvm_alias
+
+_install_tvm_alias()        # `from tvm import tirx` in TileLang programs (tilelang/tvm/)
 
 __all__ = ["kernel", "jit", "compile", "load", "language", "autotune", "TensorSupplyType",
            "PassConfigKey", "cdiv", "next_power_of_2", "__version__"]

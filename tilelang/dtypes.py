@@ -16,7 +16,10 @@ _TABLE = {
     "float8_e5m2": (8, "float"),
     "int64": (64, "int"),
     "int32": (32, "int"),
+    "int16": (16, "int"),
     "int8": (8, "int"),
+    "uint32": (32, "uint"),
+    "uint16": (16, "uint"),
     "uint8": (8, "uint"),
     "bool": (8, "bool"),
 }
@@ -92,5 +95,6 @@ def from_numpy(np_dtype) -> str | None:
 C_TYPES = {
     "float64": "double", "float32": "float", "float16": "uint16_t", "bfloat16": "uint16_t",
     "float8_e4m3fn": "uint8_t", "float8_e4m3": "uint8_t", "float8_e5m2": "uint8_t", "int64": "int64_t",
-    "int32": "int32_t", "int8": "int8_t", "uint8": "uint8_t", "bool": "bool",
+    "int32": "int32_t", "int16": "int16_t", "int8": "int8_t", "uint32": "uint32_t",
+    "uint16": "uint16_t", "uint8": "uint8_t", "bool": "bool",
 }

@@ -19,8 +19,8 @@ of shape (K, N), C must be (M, N). `transpose_A=True` means A is stored (K, M),
 """)
 BAD_DTYPE = register("TL0204", "unknown dtype", """
 The string is not a dtype of the tile language. The dtypes are float64, float32,
-float16, bfloat16, float8_e4m3fn, float8_e4m3, float8_e5m2, int64, int32, int8, uint8
-and bool (plus aliases such as "half", "float" and "bf16").
+float16, bfloat16, float8_e4m3fn, float8_e4m3, float8_e5m2, int64, int32, int16, int8,
+uint32, uint16, uint8 and bool (plus aliases such as "half", "float" and "bf16").
 """)
 NOT_BOOL = register("TL0205", "condition is not a bool", """
 Conditions of `if`, `T.if_then_else` and the operands of `and`, `or`, `not` must be

@@ -16,6 +16,7 @@ from ..language.names import ALL_NAMES, DTYPE_NAMES, DTYPE_ALIASES
 from .errors import fail, did_you_mean
 from .exprs_ext import ExprExtMixin
 from .values import (Lit, DType, Str, Tup, TRef, TModule, OpaqueModule, BufRef, NoneVal,
+                     TirModule, PyFunc,
                      as_expr, unify, fold, describe, span_of, kind_of)
 
 
@@ -107,7 +108,8 @@ class ExprMixin(ExprExtMixin):
             if local is None:
                 self.check_symbol(value, span)
             return replace(value, span=span)
-        if isinstance(value, (Lit, DType, Str, TModule, OpaqueModule, TRef, Tup, NoneVal)):
+        if isinstance(value, (Lit, DType, Str, TModule, OpaqueModule, TRef, Tup, NoneVal,
+                              TirModule, PyFunc)):
             return replace(value, span=span)
         return value
 
@@ -125,6 +127,8 @@ class ExprMixin(ExprExtMixin):
                            self.spans.of(tree.children[1]), "unknown",
                            help=did_you_mean(attr, ALL_NAMES, "`T.{}`"))
             return TRef(attr, span)
+        if isinstance(base, TirModule):
+            return self.tir_attribute(attr, span, self.spans.of(tree.children[1]))
         if isinstance(base, OpaqueModule) and base.name == "tilelang" and attr == "language":
             return TModule(span)
         if isinstance(base, OpaqueModule):

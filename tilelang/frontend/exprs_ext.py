@@ -10,10 +10,10 @@ compile time evaluates only the branch taken, as Python does in TileLang's facto
 from __future__ import annotations
 
 from .. import dtypes
-from ..diagnostics import codes_syntax as CS, codes_types as CT
+from ..diagnostics import codes_names as CN, codes_syntax as CS, codes_types as CT
 from ..ir.nodes import Expr, Const, Binary, Unary, Call, Select
 from ..language.names import HINT_VALUES
-from .errors import fail
+from .errors import fail, did_you_mean
 from .values import (Lit, DType, Str, Tup, TRef, BufRef, NoneVal, Method, BufData,
                      as_expr, unify, const_value, describe, span_of, kind_of)
 
@@ -193,6 +193,17 @@ class ExprExtMixin:
         if isinstance(base, TRef) and base.name.split(".")[0] in HINT_VALUES:
             return TRef(f"{base.name}.{attr}", span)
         return None
+
+    def tir_attribute(self, attr, span, attr_span):
+        """`tir.<name>` (`tvm.tir` / `tvm.tirx`): T's function of that name; `tir.const`
+        is the typed constant `tir.const(value, dtype)`."""
+        from ..language.names import TIR_NAMES
+        if attr not in TIR_NAMES:
+            raise fail(CN.UNKNOWN_T_FUNCTION, f"`tir.{attr}` is not available in a kernel",
+                       attr_span, "unknown",
+                       help=did_you_mean(attr, TIR_NAMES, "`tir.{}`")
+                       or f"available: {', '.join(TIR_NAMES)}")
+        return TRef("tir.const" if attr == "const" else attr, span)
 
     def tuple_item(self, tup, subs, span):
         """`shape[1]`, `shape[-1]` of a compile-time tuple."""

@@ -9,8 +9,8 @@ from ..ir.nodes import Const, Binary, Call, Cast, Select
 from ..language.names import LOOP_ITERS, TILE_OPS, ALLOCS
 from .callargs import Sig, REQUIRED, bind
 from .errors import fail, did_you_mean
-from .values import (Lit, DType, Str, TRef, Macro, Method, as_expr, unify, lit_to, describe,
-                     span_of, kind_of)
+from .values import (Lit, DType, Str, TRef, Macro, Method, PyFunc, Opaque, as_expr, unify,
+                     lit_to, describe, span_of, kind_of)
 
 FLOAT_MATH = ("exp", "exp2", "log", "log2", "sqrt", "rsqrt", "tanh", "sigmoid", "floor",
               "ceil", "erf")
@@ -40,6 +40,11 @@ def call_value(b, callee, tree):
         return _typed_constant(b, callee.name, tree)
     if isinstance(callee, Method):
         return _method_call(b, callee, tree, span)
+    if isinstance(callee, PyFunc):
+        value = python_call(b, callee, tree, span)
+        if value is not None:
+            return value                     # the value Python computed (a macro, say)
+        callee = callee.loader(callee.func)  # kernel code: inlined as a macro
     if isinstance(callee, Macro) and hasattr(b, "pending"):
         stmts, value = b.inline_macro(callee, tree, span, want_value=True)
         b.pending.extend(stmts)             # emitted before the statement that uses it
@@ -66,6 +71,35 @@ def call_value(b, callee, tree):
                    "allocation", help=f"write `buf = T.{name}(...)`")
     raise fail(CS.UNSUPPORTED_SYNTAX, f"`T.{name}` cannot be used here", span,
                "not allowed here")
+
+
+def python_call(b, pyfunc, tree, span):
+    """A plain Python function called in a kernel: with compile-time arguments only, the
+    value of Python's call (a number, a dtype, a macro it builds...); None where it
+    builds kernel code from its arguments, to be inlined as a macro (TileLang evaluates
+    such helpers on expressions)."""
+    from .callargs import split_call
+    from .pyvalues import python_value
+    from .values import to_python, NOT_PYTHON as _NOT_PYTHON
+    pos, kws = split_call(tree, b.spans)
+    values = [b.eval(t) for t in pos]
+    kw_values = {str(k): b.eval(t) for k, t in kws}
+    py_args = [to_python(v) for v in values]
+    py_kws = {k: to_python(v) for k, v in kw_values.items()}
+    compile_time = all(a is not _NOT_PYTHON for a in py_args + list(py_kws.values()))
+    if compile_time:
+        try:
+            result = pyfunc.func(*py_args, **py_kws)
+        except Exception:                    # noqa: BLE001 - builds kernel code: inline it
+            result = _NOT_PYTHON
+        if result is not _NOT_PYTHON:
+            value = python_value(result, pyfunc.loader)
+            if value is None or isinstance(value, Opaque):
+                raise fail(CS.UNSUPPORTED_SYNTAX, f"`{pyfunc.func.__name__}(...)` returned "
+                           f"{describe(value) if value is not None else 'a Python object'},"
+                           " which a kernel cannot use", span, "called by Python")
+            return value
+    return None
 
 
 def _spell(name):

@@ -11,12 +11,12 @@ from __future__ import annotations
 from .. import dtypes
 from ..diagnostics import codes_types as CT
 from ..diagnostics.codes_compat import EAGER_FORM, THREAD_LEVEL
-from ..ir.nodes import Binary, Call, Cast, Const, Select
+from ..ir.nodes import Binary, BitCast, Call, Cast, Const, Select
 from ..language.names import THREAD_LEVEL as THREAD_NAMES
 from .callargs import Sig, REQUIRED, bind
 from .errors import fail
 from .exprs_ext import BIT_OPS
-from .values import DType, Lit, as_expr, unify, kind_of
+from .values import DType, Lit, as_expr, unify, kind_of, lit_to, materialize
 
 _BIT_FUNCS = {v: k for k, v in BIT_OPS.items()}
 
@@ -114,6 +114,57 @@ def _eager_only(b, name, tree, span):
                     "@tilelang.jit function whose body is the kernel")
 
 
+def _tir_const(b, name, tree, span):
+    """`tir.const(value, dtype)`: a constant of `dtype` (int32 / float32 by default)."""
+    from .intrinsics import dtype_of
+    args = bind(Sig("tir.const", (("value", REQUIRED), ("dtype", None))), tree, b.spans)
+    v = b.eval(args["value"])
+    if args["dtype"] is None:
+        return materialize(v) if isinstance(v, Lit) else as_expr(v)
+    dtype = dtype_of(b.eval(args["dtype"]))
+    if isinstance(v, Lit):
+        return lit_to(Lit(float(v.value) if dtypes.is_float(dtype) else v.value, v.span),
+                      dtype)
+    return Cast(as_expr(v), dtype, span=span)
+
+
+def _reinterpret(b, name, tree, span):
+    """`T.reinterpret(dtype, x)` / `tir.reinterpret`: x's bits read as `dtype`."""
+    from .intrinsics import dtype_of
+    args = bind(Sig(f"T.{name}", (("dtype", REQUIRED), ("value", REQUIRED))), tree, b.spans)
+    dtype = dtype_of(b.eval(args["dtype"]))
+    v = b.eval(args["value"])
+    if isinstance(v, Lit):                  # a number: the dtype of its kind and that width
+        v = _same_width_const(v, dtype, span)
+    e = as_expr(v)
+    if "bool" in (e.dtype, dtype) or dtypes.bits(e.dtype) != dtypes.bits(dtype):
+        raise fail(CT.BAD_OPERAND, f"T.reinterpret of {e.dtype} as {dtype}: the two dtypes "
+                   "must have one width", span, f"{e.dtype} -> {dtype}",
+                   help=f"convert to a {dtypes.bits(dtype)}-bit dtype first, e.g. "
+                        f"x.astype(T.uint{dtypes.bits(dtype)})" if dtype != "bool" else None)
+    return BitCast(e, dtype, span=span)
+
+
+def _same_width_const(v, dtype, span):
+    bits = dtypes.bits(dtype)
+    kind = "float" if v.kind == "float" else ("uint" if v.value >= 0 else "int")
+    name = f"{kind}{bits}"
+    if dtypes.canonical(name) != name or name == "bool":
+        raise fail(CT.BAD_OPERAND, f"T.reinterpret of the number {v.value} as {dtype}: no "
+                   f"{bits}-bit dtype of its kind", span, "no such dtype",
+                   help=f"give the constant a dtype: tir.const(value, T.uint{bits})")
+    return lit_to(v, name)
+
+
+def _select(b, name, tree, span):
+    """`T.Select(cond, a, b)` (TVM's spelling of T.if_then_else)."""
+    args = bind(Sig(f"T.{name}", (("cond", REQUIRED), ("true_value", REQUIRED),
+                                  ("false_value", REQUIRED))), tree, b.spans)
+    cond = b.eval_cond(args["cond"])
+    x, y = unify(b.eval(args["true_value"]), b.eval(args["false_value"]), span)
+    return Select(cond, x, y, x.dtype, span=span)
+
+
 def method_call(b, method, tree, span):
     """`x.astype(dtype)`."""
     from .intrinsics import dtype_of
@@ -130,7 +181,9 @@ def method_call(b, method, tree, span):
 HANDLERS = {n: _float_unary for n in ("sin", "cos", "tan", "round", "trunc")}
 HANDLERS.update(pow=_pow, Cast=_cast_dtype_first, clamp=_clamp, floordiv=_floor_op,
                 floormod=_floor_op, truncdiv=_trunc_op, truncmod=_trunc_op, dtype=_dtype,
-                const=_eager_only, empty=_eager_only)
+                const=_eager_only, empty=_eager_only, reinterpret=_reinterpret,
+                Select=_select)
+HANDLERS["tir.const"] = _tir_const
 HANDLERS.update({n: _bit_func for n in _BIT_FUNCS})
 HANDLERS.update({n: _bit_func for n in ("bitwise_not",)})
 HANDLERS.update({n: _thread_level for n in THREAD_NAMES})

@@ -69,6 +69,13 @@ class _PyGlobals:
             n for n in self.func.__globals__ if not n.startswith("__")]
 
 
+def _defaults(func) -> dict:
+    """Parameter name -> default value of a Python function."""
+    sig = inspect.signature(func)
+    return {n: p.default for n, p in sig.parameters.items()
+            if p.default is not inspect.Parameter.empty}
+
+
 class _Loader:
     """Parses the functions the kernel refers to (macros) once each."""
 
@@ -95,7 +102,8 @@ class _Loader:
         if key not in self.cache:
             funcdef, spans = self.parse(func)
             self.cache[key] = Macro(func.__name__, funcdef, self.globals_for(func), spans,
-                                    spans.of(funcdef.children[0]))
+                                    spans.of(funcdef.children[0]),
+                                    defaults=_defaults(func), loader=self.macro)
         return self.cache[key]
 
 

@@ -9,7 +9,8 @@ from ..diagnostics import codes_types as CT
 from ..ir.nodes import Const, Var, Buffer
 from .errors import fail
 from .intrinsics import dtype_of
-from .values import Lit, DType, Str, TRef, TModule, OpaqueModule, Opaque, Tup, NoneVal
+from .values import (Lit, DType, Str, TRef, TModule, OpaqueModule, Opaque, Tup, NoneVal,
+                     TirModule, PyFunc)
 
 
 def python_value(obj, macro_loader):
@@ -36,10 +37,15 @@ def python_value(obj, macro_loader):
     if isinstance(obj, types.ModuleType):
         if obj is language:
             return TModule()
+        if obj.__name__ == "tilelang.tvm.tir":
+            return TirModule()
         return OpaqueModule(obj.__name__)
     kind = getattr(obj, "__tilelang_kind__", None)
     if kind == "macro":
         return macro_loader(obj)
+    if kind is None and isinstance(obj, types.FunctionType) and \
+            not obj.__module__.startswith("tilelang."):
+        return PyFunc(obj, macro_loader)
     if kind == "prim_func":
         return TRef("prim_func")
     if callable(obj) and getattr(obj, "__module__", "") == "tilelang.language":

@@ -14,8 +14,8 @@ from ..language.names import TILE_OPS, ALLOCS, HINTS
 from .callargs import Sig, bind
 from .errors import fail
 from .scope import Scope
-from .values import (Lit, DType, Str, Tup, NoneVal, BufRef, TRef, Macro, as_expr, describe,
-                     span_of)
+from .values import (Lit, DType, Str, Tup, NoneVal, BufRef, TRef, Macro, Opaque, PyFunc,
+                     as_expr, describe, span_of)
 
 _AUG = {"+=": "+", "-=": "-", "*=": "*", "/=": "/", "//=": "//", "%=": "%", "&=": "&",
         "|=": "|", "^=": "^", "<<=": "<<", ">>=": ">>"}
@@ -93,6 +93,11 @@ class StmtMixin:
                 return self.tile_op(callee.name, expr, span)
             if isinstance(callee, Macro):
                 return self.inline_macro(callee, expr, span)
+            if isinstance(callee, PyFunc):          # a helper writing kernel statements
+                from .intrinsics import python_call
+                if python_call(self, callee, expr, span) is not None:
+                    return []                       # Python ran it on constants
+                return self.inline_macro(callee.loader(callee.func), expr, span)
             if isinstance(callee, TRef) and callee.name == "use_swizzle":
                 return self.use_swizzle(expr)                      # stmts_ext.py
             if isinstance(callee, TRef) and callee.name in HINTS:
@@ -272,6 +277,15 @@ class StmtMixin:
         return [self.kernel(ctx, targets, body_tree, self.spans.of(tree))]
 
     # ------------------------------------------------------------------ macros
+    def default_value(self, obj, macro, span):
+        """A macro parameter's Python default as a kernel value."""
+        from .pyvalues import python_value
+        value = python_value(obj, macro.loader) if macro.loader else None
+        if value is None or isinstance(value, Opaque):
+            raise fail(CN.BAD_MACRO_USE, f"the default of a parameter of `{macro.name}` "
+                       f"({obj!r}) is not a value a kernel can use", span, "default used")
+        return value
+
     def inline_macro(self, macro: Macro, call, span, want_value: bool = False):
         """The macro's statements (a trailing `return` dropped); with `want_value`,
         (statements, the returned value) — a macro used in an expression."""
@@ -279,9 +293,11 @@ class StmtMixin:
             raise fail(CN.BAD_MACRO_USE, f"macro `{macro.name}` calls itself", span,
                        "recursive call", help="macros are inlined and cannot recurse")
         params = [str(p.children[0]) for p in _params(macro.tree)]
-        sig = Sig(macro.name, tuple((p, _REQ) for p in params))
+        sig = Sig(macro.name, tuple((p, _Default(macro.defaults[p]) if p in macro.defaults
+                                     else _REQ) for p in params))
         args = bind(sig, call, self.spans)
-        values = {p: self.eval(args[p]) for p in params}
+        values = {p: self.default_value(args[p].value, macro, span)
+                  if isinstance(args[p], _Default) else self.eval(args[p]) for p in params}
         saved = self.scope, self.spans
         self.scope, self.spans = Scope(macro.globals), macro.spans
         self.macro_stack.append(macro.name)
@@ -302,6 +318,16 @@ class StmtMixin:
         finally:
             self.macro_stack.pop()
             self.scope, self.spans = saved
+
+
+class _Default:
+    """A macro parameter's default (a Python value), as `bind` hands it back."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def __repr__(self):
+        return repr(self.value)
 
 
 def _params(funcdef):

@@ -22,6 +22,10 @@ _ALLOC_SCOPE = {"alloc_shared": "shared", "alloc_fragment": "fragment",
                 "alloc_local": "local", "alloc_global": "global",
                 "alloc_reducer": "fragment"}
 
+_BUFFER_SCOPES = {"global": "alloc_global", "shared": "alloc_shared",
+                  "shared.dyn": "alloc_shared", "local.fragment": "alloc_fragment",
+                  "local": "alloc_local"}
+
 
 class TileOpMixin:
     def tile_op(self, name, tree, span) -> list:
@@ -233,6 +237,8 @@ class TileOpMixin:
 
     # ------------------------------------------------------------------ allocations
     def alloc(self, name, target_name, tree, span) -> Alloc:
+        if name == "alloc_buffer":
+            name = self._buffer_alloc(tree)
         if name == "alloc_global":
             if self.in_kernel:
                 raise fail(C3.GLOBAL_ALLOC_IN_KERNEL, "`T.alloc_global` inside `T.Kernel`",
@@ -262,6 +268,22 @@ class TileOpMixin:
             self.reducers = getattr(self, "reducers", frozenset()) | {target_name}
         return Alloc(Buffer(target_name, shape, dtype, _ALLOC_SCOPE[name], span=span),
                      offset=offset, align=align, span=span)
+
+    def _buffer_alloc(self, tree) -> str:
+        """TVM's `T.alloc_buffer(shape, dtype, scope=...)` as the allocation of its scope
+        (global, the default: a workspace)."""
+        from .callargs import split_call
+        _, kws = split_call(tree, self.spans)
+        scope = "global"
+        for tok, t in kws:
+            if str(tok) == "scope":
+                v = self.eval(t)
+                scope = getattr(v, "value", scope)
+                if scope not in _BUFFER_SCOPES:
+                    raise fail(C3.OUT_OF_RANGE_ARG, f"T.alloc_buffer in scope {scope!r}",
+                               self.spans.of(t), "unknown scope",
+                               help=f"scopes: {', '.join(_BUFFER_SCOPES)}")
+        return _BUFFER_SCOPES[scope]
 
     def placement(self, args, span) -> tuple:
         """`offset=` / `align=` of a planned buffer: given together, align a power of

@@ -91,6 +91,23 @@ class TModule:
 
 
 @dataclass(frozen=True)
+class TirModule:
+    """`tvm.tir` / `tvm.tirx` (tilelang/tvm/tir.py): `tir.<name>` is T's function of that
+    name, `tir.const(value, dtype)` a typed constant."""
+    span: Span = NO_SPAN
+
+
+@dataclass(frozen=True)
+class PyFunc:
+    """A plain Python function a kernel calls: run by Python when every argument is a
+    compile-time value (it may return a macro), else inlined as a macro is (its body in
+    the tile language, as TileLang inlines helpers that build expressions)."""
+    func: object
+    loader: object
+    span: Span = NO_SPAN
+
+
+@dataclass(frozen=True)
 class OpaqueModule:
     """Any other imported module: usable in Python, not in a kernel."""
     name: str
@@ -121,6 +138,29 @@ class Macro:
     spans: object
     span: Span = NO_SPAN
     params: tuple = field(default_factory=tuple)
+    defaults: dict = field(default_factory=dict)     # parameter -> Python default value
+    loader: object = None                            # for the defaults (pyfunc._Loader)
+
+
+NOT_PYTHON = object()          # to_python's answer for a value that exists only at run time
+
+
+def to_python(value):
+    """The Python object a compile-time value stands for (a number, a dtype name, a
+    string, None, a tuple of those), or NOT_PYTHON."""
+    if isinstance(value, Lit):
+        return value.value
+    if isinstance(value, DType):
+        from ..language import DTypeName
+        return DTypeName(value.name)
+    if isinstance(value, Str):
+        return value.value
+    if isinstance(value, NoneVal):
+        return None
+    if isinstance(value, Tup):
+        items = tuple(to_python(v) for v in value.items)
+        return NOT_PYTHON if any(i is NOT_PYTHON for i in items) else items
+    return NOT_PYTHON
 
 
 DEFAULT_DTYPE = {"int": "int32", "float": "float32", "bool": "bool"}
@@ -135,7 +175,8 @@ def describe(value) -> str:
     return {Lit: "a number", DType: "a dtype", Str: "a string", Tup: "a tuple",
             TRef: "a T. function", TModule: "the T module", OpaqueModule: "a module",
             BufRef: "a buffer", Macro: "a macro", NoneVal: "None", Method: "a method",
-            BufData: "a buffer's data"}.get(type(value), "this value")
+            BufData: "a buffer's data", TirModule: "the tvm.tir module",
+            PyFunc: "a Python function"}.get(type(value), "this value")
 
 
 def article(word: str) -> str:

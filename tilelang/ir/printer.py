@@ -23,7 +23,8 @@ from __future__ import annotations
 import math
 
 from .. import dtypes
-from .nodes import (Node, Expr, Const, Var, Binary, Unary, Call, Cast, Select, Buffer, Load,
+from .nodes import (Node, Expr, Const, Var, Binary, Unary, Call, Cast, BitCast, Select, Buffer,
+                    Load,
                     Stmt, Seq, Let, Alloc, Store, Atomic, For, If, Region, Copy, Gemm, Fill,
                     Prefetch, Reduce, TileAtomic, Kernel, PrimFunc, Module, COMPARISONS,
                     PeerCopy, SignalOp, Wait, Barrier, AtomicFetch)
@@ -378,6 +379,8 @@ def _expr(e: Expr, ctx: str | None = None) -> tuple[str, int]:
         return f"T.{e.name}({', '.join(args)})", _ATOM
     if isinstance(e, Cast):
         return f'T.cast({_expr(e.value)[0]}, "{e.dtype}")', _ATOM
+    if isinstance(e, BitCast):
+        return f'T.reinterpret("{e.dtype}", {_expr(e.value)[0]})', _ATOM
     if isinstance(e, Select):
         arms = _pair_args((e.true_value, e.false_value))
         return f"T.if_then_else({_expr(e.cond)[0]}, {arms[0]}, {arms[1]})", _ATOM

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from .. import dtypes
 from ..diagnostics import InternalError
-from .nodes import (Node, Expr, Const, Var, Binary, Unary, Call, Cast, Select, Buffer, Load,
+from .nodes import (Node, Expr, Const, Var, Binary, Unary, Call, Cast, BitCast, Select, Buffer,
+                    Load,
                     Stmt, Seq, Let, Alloc, Store, Atomic, For, If, Region, Copy, Gemm, Fill,
                     Reduce, TileAtomic, Prefetch, Kernel, PrimFunc, Module, NO_SPAN, BINARY_OPS,
                     COMPARISONS, INTRINSICS, SCOPES, ATOMIC_OPS, LOOP_KINDS, REDUCE_KINDS,
@@ -457,6 +458,12 @@ class _FuncVerifier:
 
     def expr_Cast(self, scope: _Scope, e: Cast) -> None:
         self.expr(scope, e.value)
+
+    def expr_BitCast(self, scope: _Scope, e: BitCast) -> None:
+        self.expr(scope, e.value)
+        src = e.value.dtype
+        if "bool" in (src, e.dtype) or dtypes.bits(src) != dtypes.bits(e.dtype):
+            _fail(e, f"T.reinterpret of {src} as {e.dtype}: not two dtypes of one width")
 
     def expr_Select(self, scope: _Scope, e: Select) -> None:
         for part in (e.cond, e.true_value, e.false_value):

@@ -2,7 +2,8 @@
 (`tilelang.language`) and the frontend, so both agree on what `T.<name>` means."""
 
 DTYPE_NAMES = ("float64", "float32", "float16", "bfloat16", "float8_e4m3fn", "float8_e4m3",
-               "float8_e5m2", "int64", "int32", "int8", "uint8", "bool")
+               "float8_e5m2", "int64", "int32", "int16", "int8", "uint32", "uint16", "uint8",
+               "bool")
 
 # TileLang's other spellings of dtypes: T.float is float32, T.int int32
 DTYPE_ALIASES = {"float": "float32", "int": "int32", "half": "float16", "double": "float64"}
@@ -13,7 +14,7 @@ EXPR_FUNCS = ("exp", "exp2", "log", "log2", "sqrt", "rsqrt", "tanh", "sigmoid", 
               "ceildiv", "floordiv", "floormod", "truncdiv", "truncmod", "max", "min",
               "clamp", "if_then_else", "infinity", "cast", "Cast", "bitwise_and",
               "bitwise_or", "bitwise_xor", "bitwise_not", "shift_left", "shift_right",
-              "get_rank", "get_num_ranks", "address_of")
+              "get_rank", "get_num_ranks", "address_of", "reinterpret", "Select")
 # helpers that also compute on plain Python numbers (host code calls T.ceildiv(N, 128))
 HOST_FUNCS = ("ceildiv", "floordiv", "floormod", "truncdiv", "truncmod", "max", "min",
               "abs", "clamp")
@@ -27,7 +28,7 @@ TILE_OPS = ("copy", "gemm", "fill", "clear", "reduce_sum", "reduce_max", "reduce
             "prefetch", "im2col", "c2d_im2col", "cumsum", "print",
             "finalize_reducer") + RANK_OPS
 ALLOCS = ("alloc_shared", "alloc_fragment", "alloc_local", "alloc_var", "alloc_global",
-          "alloc_reducer")
+          "alloc_reducer", "alloc_buffer")
 # for v in T.<name>(...)
 LOOP_ITERS = ("Parallel", "parallel", "Pipelined", "serial", "Serial", "unroll",
               "vectorized")
@@ -43,7 +44,14 @@ THREAD_LEVEL = ("get_thread_binding", "get_thread_bindings", "thread_binding",
                 "launch_thread", "shfl_xor", "shfl_down", "shfl_up", "shfl_sync",
                 "tvm_thread_allreduce", "comm_reducer", "warp_reduce_sum", "warp_reduce_max",
                 "sync_warp", "ptx_ldmatrix", "ptx_mma", "mma_sync", "attr", "evaluate",
-                "reinterpret", "call_extern", "call_intrin", "tvm_access_ptr")
+                "call_extern", "call_intrin", "tvm_access_ptr")
+# `tvm.tir` / `tvm.tirx` functions a kernel may call (tilelang/tvm/tir.py): each is the
+# T function of the same name, but `const(value, dtype)`, a typed constant
+TIR_NAMES = ("const", "reinterpret", "Cast", "Select", "if_then_else", "max", "min", "abs",
+             "floordiv", "floormod", "truncdiv", "truncmod", "exp", "exp2", "log", "log2",
+             "sqrt", "rsqrt", "tanh", "sigmoid", "floor", "ceil", "erf", "sin", "cos",
+             "tan", "pow", "round", "trunc", "bitwise_and", "bitwise_or", "bitwise_xor",
+             "bitwise_not", "shift_left", "shift_right")
 # the current style of @tilelang.jit bodies: T.const sizes, T.empty outputs
 EAGER = ("const", "empty")
 # structure and declarations

@@ -223,6 +223,18 @@ def fold_cast(e: Cast) -> Const | None:
     return make_const(v, e.dtype, e.span)
 
 
+def fold_bitcast(e) -> Const | None:
+    """T.reinterpret of a constant: its bits read as the other dtype (None for a NaN or
+    an infinity, which stay run-time values)."""
+    import numpy as np
+    bits = np.asarray(e.value.value).astype(dtypes.numpy_dtype(e.value.dtype))
+    out = bits.view(dtypes.numpy_dtype(e.dtype)).item()
+    value = float(out) if dtypes.is_float(e.dtype) else int(out)
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return make_const(value, e.dtype, e.span)
+
+
 def int_range(dtype: str) -> tuple[int, int]:
     """The smallest and largest value of an integer dtype."""
     n = dtypes.bits(dtype)

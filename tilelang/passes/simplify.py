@@ -16,7 +16,9 @@ from ..diagnostics.codes_passes import DIVISION_BY_ZERO
 from ..ir import (Node, Const, Binary, Unary, Call, Cast, Select, Seq, For, If, Module,
                   NO_SPAN, rewrite, substitute)
 from ..ir.canon import canonicalize, make_body
-from .fold import (make_const, is_const, fold_binary, fold_unary, fold_call, fold_cast)
+from ..ir.nodes import BitCast
+from .fold import (make_const, is_const, fold_binary, fold_unary, fold_call, fold_cast,
+                   fold_bitcast)
 
 
 def simplify(module: Module) -> Module:
@@ -153,6 +155,14 @@ def _cast(e: Cast):
     return None
 
 
+def _bitcast(e: BitCast):
+    if e.value.dtype == e.dtype:
+        return e.value
+    if isinstance(e.value, Const):
+        return fold_bitcast(e)
+    return None
+
+
 def _select(e: Select):
     if isinstance(e.cond, Const):
         return e.true_value if e.cond.value else e.false_value
@@ -193,7 +203,7 @@ def _for(s: For):
 
 
 _HANDLERS = {
-    Binary: _binary, Unary: _unary, Call: _call, Cast: _cast, Select: _select,
+    Binary: _binary, Unary: _unary, Call: _call, Cast: _cast, BitCast: _bitcast, Select: _select,
     Seq: _seq, If: _if, For: _for,
 }
 

@@ -15,7 +15,8 @@ from .. import dtypes
 _F64 = struct.Struct("<d")
 _I64 = struct.Struct("<q")
 _INT_RANGE = {"int64": (-2**63, 2**63 - 1), "int32": (-2**31, 2**31 - 1),
-              "int8": (-128, 127), "uint8": (0, 255)}
+              "int16": (-2**15, 2**15 - 1), "int8": (-128, 127), "uint32": (0, 2**32 - 1),
+              "uint16": (0, 2**16 - 1), "uint8": (0, 255)}
 
 
 def scalar_step(p: ParamSpec, slot: int):

@@ -12,7 +12,7 @@ from llvmlite import ir
 
 from ... import dtypes
 from ...diagnostics import codes_codegen as codes
-from ...ir.nodes import (Binary, Buffer, Call, Cast, Const, Load, Select, Unary, Var,
+from ...ir.nodes import (Binary, BitCast, Buffer, Call, Cast, Const, Load, Select, Unary, Var,
                          COMPARISONS, RANK_QUERIES)
 from ...ir.visitor import walk
 from . import convert, intrinsics
@@ -71,6 +71,13 @@ class ExprEmitter:
 
     def _Cast(self, e: Cast) -> ir.Value:
         return convert.cast(self.b, self.expr(e.value), e.value.dtype, e.dtype)
+
+    def _BitCast(self, e: BitCast) -> ir.Value:
+        """The value's bits in memory form, read as the other dtype (an LLVM bitcast)."""
+        raw = convert.to_storage(self.b, e.value.dtype, self.expr(e.value))
+        if raw.type != storage_type(e.dtype):
+            raw = self.b.bitcast(raw, storage_type(e.dtype))
+        return convert.from_storage(self.b, e.dtype, raw)
 
     # ------------------------------------------------------------------ arithmetic
 

@@ -216,7 +216,7 @@ def _native_rmw(op: str, dt: str) -> str | None:
     if dt == "bool":
         return {"add": "or", "max": "or", "min": "and"}.get(op)
     if dtypes.is_int(dt):
-        if dt == "uint8":
+        if not dtypes.is_signed(dt):
             return {"add": "add", "max": "umax", "min": "umin"}.get(op)
         return {"add": "add", "max": "max", "min": "min"}.get(op)
     return None

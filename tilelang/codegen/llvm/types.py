@@ -23,13 +23,15 @@ VOID = ir.VoidType()
 _COMPUTE = {
     "float64": F64, "float32": F32, "float16": F32, "bfloat16": F32,
     "float8_e4m3fn": F32, "float8_e4m3": F32, "float8_e5m2": F32,
-    "int64": I64, "int32": I32, "int8": I8, "uint8": I8, "bool": I1,
+    "int64": I64, "int32": I32, "int16": I16, "int8": I8, "uint32": I32, "uint16": I16,
+    "uint8": I8, "bool": I1,
 }
 
 _STORAGE = {
     "float64": F64, "float32": F32, "float16": F16, "bfloat16": I16,
     "float8_e4m3fn": I8, "float8_e4m3": I8, "float8_e5m2": I8,
-    "int64": I64, "int32": I32, "int8": I8, "uint8": I8, "bool": I8,
+    "int64": I64, "int32": I32, "int16": I16, "int8": I8, "uint32": I32, "uint16": I16,
+    "uint8": I8, "bool": I8,
 }
 
 
@@ -44,8 +46,8 @@ def storage_type(dtype: str) -> ir.Type:
 
 
 def is_unsigned(dtype: str) -> bool:
-    """Integers compared, divided and widened without sign (uint8 and bool)."""
-    return dtype in ("uint8", "bool")
+    """Integers compared, divided and widened without sign (the uints and bool)."""
+    return dtype == "bool" or (dtypes.is_int(dtype) and not dtypes.is_signed(dtype))
 
 
 def round_const(value, dtype: str) -> float:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from ...diagnostics import Diagnostic, Label, TileLangError
 from ...diagnostics.codes_tcsim import UNSUPPORTED
 from ...dtypes import is_float
-from ...ir.nodes import Binary, Call, Cast, Const, Load, Select, Unary, Var
+from ...ir.nodes import Binary, BitCast, Call, Cast, Const, Load, Select, Unary, Var
 from ...targets.tcsim.isa import Glob, Imm, Reg
 
 BIN = {"+": "ADD", "-": "SUB", "*": "MUL", "/": "DIV", "//": "FDIV", "%": "MOD",
@@ -98,6 +98,9 @@ class ScalarLowering:
             em.emit("LDG", dst, Glob(e.buffer.name, starts))
             if not is_float(e.dtype) and e.dtype != "bool":
                 em.emit("CVTI", dst, dst)
+        elif isinstance(e, BitCast):
+            raise unsupported(e, "T.reinterpret of a run-time value outside T.Parallel (the "
+                                 "vector unit reinterprets, VEC.BITCAST)")
         else:
             raise unsupported(e, f"`{type(e).__name__}` in a scalar expression (data-"
                                  f"dependent values are not supported)")

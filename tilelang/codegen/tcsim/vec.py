@@ -9,7 +9,8 @@ stores). The outermost operator writes X directly.
 """
 from __future__ import annotations
 
-from ...ir.nodes import (Atomic, Binary, Call, Cast, Const, For, Let, Load, Select, Seq, Store,
+from ...ir.nodes import (Atomic, Binary, BitCast, Call, Cast, Const, For, Let, Load, Select, Seq,
+                         Store,
                          Unary, Var)
 from ...ir.visitor import walk
 from ...targets.tcsim.isa import Glob, Tile
@@ -194,6 +195,9 @@ class VecLowering:
                              (dst, self.operand(e.operand)))
         if isinstance(e, Cast):
             return self._vec(dst_name, "VEC.MOV", (dst, self.operand(e.value)))
+        if isinstance(e, BitCast):
+            return self._vec(dst_name, "VEC.BITCAST", (dst, self.operand(e.value)),
+                             src=e.value.dtype)
         if isinstance(e, Select):
             args = (dst, self.operand(e.cond), self.operand(e.true_value),
                     self.operand(e.false_value))

@@ -22,7 +22,8 @@ from ..visitor import walk
 from . import tileops
 from .memory import Arena, Buf
 from .ranks import RankOps
-from .values import (V, NotSupported, UndefinedBehavior, binary, call, const, convert,
+from .values import (V, NotSupported, UndefinedBehavior, binary, bitcast, call, const,
+                     convert,
                      either, npdt, select, unary, wide)
 
 PARALLEL_KINDS = ("parallel", "vectorized")
@@ -283,6 +284,9 @@ class Machine(RankOps):
 
     def e_Cast(self, e) -> V:
         return convert(self.expr(e.value), e.dtype, e.span, self.mask)
+
+    def e_BitCast(self, e) -> V:
+        return bitcast(self.expr(e.value), e.dtype)
 
     def e_Select(self, e) -> V:
         cond = self.decide(e.cond, e.span)

@@ -192,6 +192,12 @@ def convert(v: V, dtype: str, span=None, mask=None) -> V:
     return V(a, dtype, v.poison, mag)
 
 
+def bitcast(v: V, dtype: str) -> V:
+    """`T.reinterpret(dtype, v)`: v's bits read as `dtype` (one width); exact."""
+    a = np.asarray(v.a).astype(npdt(v.dtype), copy=False)
+    return V(np.ascontiguousarray(a).view(npdt(dtype)), dtype, v.poison)
+
+
 def binary(op: str, x: V, y: V, dtype: str, magnitudes: bool) -> V:
     poison = either(x.poison, y.poison)
     if op in _CMP:
@@ -259,6 +265,29 @@ _CALLS = {
     "exp": np.exp, "exp2": np.exp2, "log": np.log, "log2": np.log2, "sqrt": np.sqrt,
     "rsqrt": lambda x: 1.0 / np.sqrt(x), "tanh": np.tanh, "sigmoid": _sigmoid,
     "floor": np.floor, "ceil": np.ceil, "erf": lambda x: _ERF(x).astype(np.float64),
+    "sin": np.sin, "cos": np.cos, "tan": np.tan, "round": np.rint, "trunc": np.trunc,
+    "bitwise_not": np.invert,
+}
+
+
+def _shift(a, n, bits: int, left: bool):
+    """a << n / a >> n (a exact in int64, the result wrapped by the caller): a count
+    outside [0, bits) gives 0, or -1 for a negative value shifted right."""
+    ok = (n >= 0) & (n < bits)
+    safe = np.where(ok, n, 0)
+    if left:
+        return np.where(ok, np.left_shift(a, safe), 0)
+    return np.where(ok, np.right_shift(a, safe), np.where(a < 0, -1, 0))
+
+
+# two-argument intrinsics: (a, b, bits of the dtype) -> exact result
+_CALLS2 = {
+    "pow": lambda a, b, bits: np.power(a, b),
+    "bitwise_and": lambda a, b, bits: np.bitwise_and(a, b),
+    "bitwise_or": lambda a, b, bits: np.bitwise_or(a, b),
+    "bitwise_xor": lambda a, b, bits: np.bitwise_xor(a, b),
+    "shift_left": lambda a, b, bits: _shift(a, b, bits, True),
+    "shift_right": lambda a, b, bits: _shift(a, b, bits, False),
 }
 
 
@@ -271,6 +300,11 @@ def call(name: str, args: list, dtype: str, magnitudes: bool) -> V:
         if is_float(dtype):
             return V(round_to(np.ceil(a / b), dtype), dtype, poison)
         return V(round_to(-_floordiv_int(-a, b), dtype), dtype, poison)
+    if name in _CALLS2:
+        a, b = (wide(convert(v, dtype)) for v in args)
+        with np.errstate(all="ignore"):
+            r = _CALLS2[name](a, b, dtypes.bits(dtype))
+        return V(round_to(r, dtype), dtype, poison)
     (x,) = args
     a = wide(convert(x, dtype))
     if name == "abs":

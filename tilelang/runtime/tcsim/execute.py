@@ -74,6 +74,10 @@ def _vec(core, op, d, name) -> None:
         idx = np.broadcast_to(_operand(core, op, 2, shape), shape).astype(np.int64)
         inside = (idx >= 0) & (idx < flat.size)
         res = np.where(inside, flat[np.where(inside, idx, 0)], 0)
+    elif name == "VEC.BITCAST":
+        src = np.broadcast_to(_operand(core, op, 1, shape), shape)
+        res = np.ascontiguousarray(nx.store_cast(src, d.attrs["src"])).view(
+            nx.npdt(dst.decl.dtype))
     elif name == "ACC.READ":
         src = _operand(core, op, 1, shape)
         scale = d.attrs.get("scale")

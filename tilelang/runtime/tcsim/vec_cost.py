@@ -20,7 +20,7 @@ SFU_OPS = {"EXP": 1, "EXP2": 1, "LOG": 1, "LOG2": 1, "SQRT": 1, "RSQRT": 1, "TAN
            "ERF": 1, "DIV": 1, "FDIV": 1, "SIGMOID": 2, "SIN": 1, "COS": 1, "TAN": 2,
            "POW": 2}
 _NARROW = {"bfloat16", "float16", "float8_e4m3fn", "float8_e4m3", "float8_e5m2", "int8",
-           "uint8"}
+           "uint8", "int16", "uint16"}
 
 
 def vec_cycles(cfg, op: str, elems: int, dst, srcs) -> float:
