@@ -1,7 +1,8 @@
 """Statements TileLang programs use beyond the core: tuple assignment (`KH, KW = K, K`),
 annotated assignment (`x: T.float32 = 0.0`), `assert`, `if` on a compile-time condition
 (only the branch taken is built, as Python runs only that branch in TileLang's parser),
-compile-time `x += 1`, and clear diagnostics for `while`, `break` and `continue`.
+compile-time `x += 1`, `while` loops with a run-time condition, and clear diagnostics for
+`break` and `continue`.
 
 `declare(target, value_tree, span)` is the hook `name = ...` calls first: the
 declarations of a current-style `@tilelang.jit` body (`T.const`, `T.empty`, `T.dynamic`,
@@ -14,7 +15,7 @@ from lark import Tree
 from .. import dtypes
 from ..diagnostics import codes_names as CN, codes_syntax as CS, codes_types as CT
 from ..diagnostics.codes_compat import ASSERTION
-from ..ir.nodes import Alloc, Buffer, Cast, Const
+from ..ir.nodes import Alloc, Buffer, Cast, Const, While
 from .callargs import Sig, REQUIRED, bind
 from .errors import fail
 from .exprs_ext import truth
@@ -195,9 +196,32 @@ class StmtExtMixin:
 
     # ------------------------------------------------------------------ loops
     def _s_while_stmt(self, tree):
-        raise fail(CS.UNSUPPORTED_SYNTAX, "`while` loops are not supported", self.spans.of(tree),
-                   "while loop", help="write a `for` loop over the largest trip count "
-                   "with an `if` around its body")
+        """`while cond:` in a kernel: the condition is evaluated before each iteration
+        (stream-K's `while start < last:`); a compile-time false one builds nothing."""
+        cond_tree, body_tree = tree.children[0], tree.children[1]
+        span = self.spans.of(tree)
+        if not self.in_kernel:
+            raise fail(CS.UNSUPPORTED_SYNTAX, "a `while` loop outside `T.Kernel`", span,
+                       "while loop", help="loops of the prologue run at compile time: "
+                       "compute the value in the factory, in Python")
+        before = len(getattr(self, "pending", []))
+        cond = self.eval_cond(cond_tree)
+        if len(getattr(self, "pending", [])) != before:
+            raise fail(CS.UNSUPPORTED_SYNTAX, "a macro call in a `while` condition",
+                       self.spans.of(cond_tree), "evaluated once per iteration",
+                       help="compute the condition in a T.alloc_var updated in the body")
+        if isinstance(cond, Const) and not cond.value:
+            return []
+        if isinstance(cond, Const):
+            raise fail(CS.UNSUPPORTED_SYNTAX, "`while True:` needs `break`, which the tile "
+                       "language does not have", span, "never ends",
+                       help="write the exit test as the loop's condition")
+        self.nesting += 1
+        try:
+            body = self.block(body_tree)
+        finally:
+            self.nesting -= 1
+        return [While(cond, body, span=span)]
 
     def _s_break_stmt(self, tree):
         raise fail(CS.UNSUPPORTED_SYNTAX, "`break` is not supported", self.spans.of(tree),

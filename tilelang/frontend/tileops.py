@@ -256,10 +256,11 @@ class TileOpMixin:
             init = None if args["init"] is None else \
                 self.value_for(buf, self.eval(args["init"]), "init")
             return Alloc(buf, init, span=span)
-        params = (("shape", REQUIRED), ("dtype", REQUIRED))
+        # TileLang's third argument, the GPU memory scope, is accepted and changes nothing
+        params = (("shape", REQUIRED), ("dtype", REQUIRED), ("scope", None))
         if name != "alloc_global":      # the placement the memory_reuse pass prints
             params += (("offset", None), ("align", None))
-        args = bind(Sig(f"T.{name}", params, ignored=("scope", "op", "replication")),
+        args = bind(Sig(f"T.{name}", params, ignored=("op", "replication")),
                     tree, self.spans)
         dtype = dtype_of(self.eval(args["dtype"]))
         shape = self.shape_of(args["shape"], allow_symbols=(name == "alloc_global"))

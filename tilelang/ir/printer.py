@@ -24,8 +24,8 @@ import math
 
 from .. import dtypes
 from .nodes import (Node, Expr, Const, Var, Binary, Unary, Call, Cast, BitCast, Select, Buffer,
-                    Load,
-                    Stmt, Seq, Let, Alloc, Store, Atomic, For, If, Region, Copy, Gemm, Fill,
+                    Load, Stmt, Seq, Let, Alloc, Store, Atomic, For, If, While, Region, Copy,
+                    Gemm, Fill,
                     Prefetch, Reduce, TileAtomic, Kernel, PrimFunc, Module, COMPARISONS,
                     PeerCopy, SignalOp, Wait, Barrier, AtomicFetch)
 
@@ -121,6 +121,8 @@ def _stmt_lines(s: Stmt, depth: int) -> list[str]:
         return _for_lines(s, depth)
     if isinstance(s, If):
         return _if_lines(s, depth, "if")
+    if isinstance(s, While):
+        return [pad + f"while {_expr(s.cond)[0]}:"] + _body(s.body, depth + 1)
     if isinstance(s, Kernel):
         return _kernel_lines(s, depth)
     return [pad + _simple(s)]

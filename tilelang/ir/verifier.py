@@ -10,8 +10,8 @@ from __future__ import annotations
 from .. import dtypes
 from ..diagnostics import InternalError
 from .nodes import (Node, Expr, Const, Var, Binary, Unary, Call, Cast, BitCast, Select, Buffer,
-                    Load,
-                    Stmt, Seq, Let, Alloc, Store, Atomic, For, If, Region, Copy, Gemm, Fill,
+                    Load, Stmt, Seq, Let, Alloc, Store, Atomic, For, If, While, Region, Copy,
+                    Gemm, Fill,
                     Reduce, TileAtomic, Prefetch, Kernel, PrimFunc, Module, NO_SPAN, BINARY_OPS,
                     COMPARISONS, INTRINSICS, SCOPES, ATOMIC_OPS, LOOP_KINDS, REDUCE_KINDS,
                     PeerCopy, SignalOp, Wait, Barrier, AtomicFetch, SIGNAL_OPS, WAIT_CMPS, RANK_QUERIES,
@@ -213,6 +213,14 @@ class _FuncVerifier:
         self.stmt(_Scope(scope), s.then_body)
         if s.else_body is not None:
             self.stmt(_Scope(scope), s.else_body)
+
+    def stmt_While(self, scope: _Scope, s: While) -> None:
+        self.expr(scope, s.cond)
+        if s.cond.dtype != "bool":
+            _fail(s, f"while condition is {s.cond.dtype}, expected bool")
+        if not self.in_kernel:
+            _fail(s, "a while loop outside T.Kernel")
+        self.stmt(_Scope(scope), s.body)
 
     def stmt_Kernel(self, scope: _Scope, s: Kernel) -> None:
         if self.in_kernel:

@@ -30,7 +30,7 @@ from math import prod
 
 from .. import dtypes
 from ..ir.nodes import (Alloc, Buffer, Const, For, If, Kernel, Let, Load, Seq, Stmt, Store,
-                        Var)
+                        Var, While)
 from ..ir.pipelining import stage_producers
 from ..ir.visitor import walk
 
@@ -111,7 +111,7 @@ def _widen(intervals: dict, loops, flow: "_Flow", stage_of: dict) -> None:
 
 def _stage_buffers(loop: For, lin: "_Linear", start: int, end: int) -> frozenset:
     """The stage buffers of a pipelined loop with more than one stage (docstring)."""
-    if loop.kind != "pipelined" or int(loop.annotation("num_stages", 1) or 1) < 2:
+    if not isinstance(loop, For) or loop.kind != "pipelined" or int(loop.annotation("num_stages", 1) or 1) < 2:
         return frozenset()
     outside = {name for name, points in lin.uses.items()
                if any(p < start or p > end for p in points)}
@@ -152,6 +152,10 @@ class _Linear:
             self.point(s.init)
         elif isinstance(s, For):
             start = self.point(s.min, s.extent)
+            self.visit(s.body)
+            self.loops.append((start, self.pos, s))
+        elif isinstance(s, While):               # the condition is re-read each iteration
+            start = self.point(s.cond)
             self.visit(s.body)
             self.loops.append((start, self.pos, s))
         elif isinstance(s, If):
@@ -200,6 +204,8 @@ class _Flow:
                 self.kills(s.then_body) & self.kills(s.else_body)
         if isinstance(s, For):
             return self._loop(s)
+        if isinstance(s, While):                 # may run zero times: kills nothing
+            return _loads(s.cond) | self.exposed(s.body), frozenset()
         effects = s.effects()
         return effects.reads(), effects.overwrites()
 

@@ -14,7 +14,7 @@ from llvmlite import ir
 from ... import dtypes
 from ...diagnostics import codes_codegen as codes
 from ...ir.nodes import (Alloc, Atomic, Binary, Const, For, If, Let, Load, Prefetch, Seq,
-                         Store)
+                         Store, While)
 from . import arena, convert, dotkernel, localmem, microkernel, prefetch
 from .ranks import RankEmitter
 from .context import BufferSlot, entry_alloca, user_error
@@ -157,6 +157,17 @@ class StmtEmitter(ExprEmitter, RankEmitter):
             self.stmt(s.else_body)
             b.branch(end_bb)
         b.position_at_end(end_bb)
+
+    def _s_While(self, s: While) -> None:
+        ctx, b = self.ctx, self.b
+        head, body, end = (ctx.new_block(f"while.{n}") for n in ("cond", "body", "end"))
+        b.branch(head)
+        b.position_at_end(head)
+        b.cbranch(self.expr_as(s.cond, "bool"), body, end)
+        b.position_at_end(body)
+        self.stmt(s.body)
+        b.branch(head)
+        b.position_at_end(end)
 
     def _s_Prefetch(self, s: Prefetch) -> None:
         prefetch.emit(self, s)

@@ -1,14 +1,16 @@
 """Statements to tcsim instructions: tile ops to DMA / COPY / MMA / VEC, serial loops
-to LOOP / ENDLOOP, ifs to IF / ELSE / ENDIF, lets to scalar registers."""
+to LOOP / ENDLOOP, while loops to LOOP / BREAKZ / ENDLOOP, ifs to IF / ELSE / ENDIF, lets
+to scalar registers."""
 from __future__ import annotations
 
 from ...ir.nodes import (Alloc, Const, Copy, Fill, For, Gemm, If, Let, Load, Prefetch, Reduce,
-                         Seq, Store, TileAtomic, Atomic, AtomicFetch)
+                         Seq, Store, TileAtomic, Atomic, AtomicFetch, While)
 from ...ir.visitor import walk
 from ...targets.tcsim.isa import Glob, Imm, Reg, Tile
 from .scalar import ScalarLowering, unsupported
 
 SCOPES = ("shared", "fragment", "local")
+WHILE_LIMIT = 2 ** 31 - 1       # the trip count of a while loop's LOOP: left by BREAKZ
 
 
 class StmtLowering:
@@ -57,6 +59,8 @@ class StmtLowering:
             self.loop(s)
         elif isinstance(s, If):
             self.if_(s)
+        elif isinstance(s, While):
+            self.while_(s)
         elif isinstance(s, Store) and s.buffer.scope == "var":
             self.scalar.into(self.scalar.var_reg(s.buffer), s.value)
         elif isinstance(s, (Store, Atomic)):
@@ -333,6 +337,15 @@ class StmtLowering:
         em.emit("LOOP", count)
         self.stmt(body)
         em.emit("ADDI", var, var, Imm(1))
+        em.emit("ENDLOOP")
+
+    def while_(self, s: While) -> None:
+        """A loop of at most WHILE_LIMIT iterations that the condition leaves (BREAKZ),
+        evaluated by the scalar unit before each iteration."""
+        em = self.em
+        em.emit("LOOP", Imm(WHILE_LIMIT))
+        em.emit("BREAKZ", self.scalar.operand(s.cond))
+        self.stmt(s.body)
         em.emit("ENDLOOP")
 
     def if_(self, s: If) -> None:

@@ -10,8 +10,7 @@ stores). The outermost operator writes X directly.
 from __future__ import annotations
 
 from ...ir.nodes import (Atomic, Binary, BitCast, Call, Cast, Const, For, Let, Load, Select, Seq,
-                         Store,
-                         Unary, Var)
+                         Store, Unary, Var)
 from ...ir.visitor import walk
 from ...targets.tcsim.isa import Glob, Tile
 from . import vec_elems

@@ -110,6 +110,25 @@ class Machine(RankOps):
         if s.else_body is not None:
             self.masked(s.else_body, ~cond)
 
+    def s_While(self, s) -> None:
+        """Per lane, until its condition is false: lanes that are done are masked off
+        while the others run the body again."""
+        saved = self.mask
+        try:
+            while True:
+                cond = self.decide(s.cond, s.span)
+                if cond.ndim == 0:
+                    if not cond:
+                        return
+                    self.stmt(s.body)
+                    continue
+                self.mask = self.mask & cond
+                if not np.any(self.mask):
+                    return
+                self.stmt(s.body)
+        finally:
+            self.mask = saved
+
     def masked(self, body, cond) -> None:
         saved = self.mask
         self.mask = saved & cond

@@ -261,8 +261,8 @@ def _vec_fields(d: DI, ins, cfg: MachineConfig) -> None:
 
 # scalar kinds, for the interpreter's dispatch
 (K_BIN, K_UN, K_SEL, K_LOOP, K_ENDLOOP, K_IF, K_ELSE, K_ENDIF, K_SEM, K_FENCE,
- K_HALT, K_LDG, K_ATOM, K_LDS) = range(1, 15)
-_KINDS = {"SEL": K_SEL, "LDG": K_LDG, "ATOM.ADD": K_ATOM, "LDS": K_LDS, "LOOP": K_LOOP, "ENDLOOP": K_ENDLOOP, "IF": K_IF, "ELSE": K_ELSE,
+ K_HALT, K_LDG, K_ATOM, K_LDS, K_BREAKZ) = range(1, 16)
+_KINDS = {"SEL": K_SEL, "LDG": K_LDG, "ATOM.ADD": K_ATOM, "LDS": K_LDS, "BREAKZ": K_BREAKZ, "LOOP": K_LOOP, "ENDLOOP": K_ENDLOOP, "IF": K_IF, "ELSE": K_ELSE,
           "ENDIF": K_ENDIF, "FENCE": K_FENCE, "HALT": K_HALT}
 
 
@@ -279,10 +279,14 @@ def _scalar_fields(d: DI) -> None:
 
 
 def _resolve_jumps(code: list[DI]) -> None:
-    """LOOP -> its ENDLOOP; ENDLOOP -> its LOOP; IF -> its ELSE or ENDIF; ELSE -> ENDIF."""
-    stack = []
+    """LOOP -> its ENDLOOP; ENDLOOP -> its LOOP; IF -> its ELSE or ENDIF; ELSE -> ENDIF;
+    BREAKZ -> the ENDLOOP of its innermost LOOP."""
+    stack, breaks = [], []
     for i, d in enumerate(code):
-        if d.op in ("LOOP", "IF"):
+        if d.op == "BREAKZ":
+            loop = next(j for j in reversed(stack) if code[j].op == "LOOP")
+            breaks.append((i, loop))
+        elif d.op in ("LOOP", "IF"):
             stack.append(i)
         elif d.op == "ELSE":
             code[stack[-1]].jump = i
@@ -291,3 +295,5 @@ def _resolve_jumps(code: list[DI]) -> None:
             j = stack.pop()
             code[j].jump = i
             d.jump = j
+    for i, loop in breaks:
+        code[i].jump = code[loop].jump

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections import deque
 
 from .decode import (K_ATOM, K_BIN, K_LDS, K_ELSE, K_ENDIF, K_ENDLOOP, K_FENCE, K_HALT, K_IF, K_LDG,
-                     K_LOOP, K_SEL, K_SEM, K_UN, ENGINE_NAMES)
+                     K_LOOP, K_SEL, K_SEM, K_UN, K_BREAKZ, ENGINE_NAMES)
 
 STEP, TRY, DONE, POOL = 0, 1, 2, 3
 
@@ -231,6 +231,13 @@ class Core:
                 else:
                     self.loops.pop()
                     pc += 1
+            elif k == K_BREAKZ:
+                x = a[0]
+                if regs[x[1]] if x[0] else x[1]:
+                    pc += 1
+                else:                               # leave the innermost loop
+                    self.loops.pop()
+                    pc = d.jump + 1
             elif k == K_IF:
                 x = a[0]
                 pc = pc + 1 if (regs[x[1]] if x[0] else x[1]) else d.jump + 1

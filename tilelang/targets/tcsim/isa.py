@@ -140,6 +140,9 @@ def _build_table() -> dict[str, OpInfo]:
     # rd = tile.flat[i]: one element of an on-chip buffer, read by the scalar unit (after
     # SEM.WAITs on the engines that wrote it): `if mask[k]:`, `x[0] * 2` outside T.Parallel
     t["LDS"] = OpInfo("SCALAR", "rts")
+    # leave the innermost LOOP (past its ENDLOOP) when the operand is zero: a `while`
+    # loop is `LOOP <most>; <condition>; BREAKZ cond; <body>; ENDLOOP`
+    t["BREAKZ"] = OpInfo("SCALAR", "s")
     # dst = the bits of src (of dtype `src`) read as dst's dtype, of the same width
     # (`T.reinterpret`): exact, no conversion
     t["VEC.BITCAST"] = OpInfo("VEC", "ts", ("shape", "src") + _ASYNC)

@@ -37,6 +37,8 @@ def validate(p: Program, cfg: MachineConfig) -> list[str]:
             problems.append(f"{where}: ENDLOOP without LOOP")
         elif ins.op == "ENDIF" and (not depth or depth.pop() != "IF"):
             problems.append(f"{where}: ENDIF without IF")
+        elif ins.op == "BREAKZ" and "LOOP" not in depth:
+            problems.append(f"{where}: BREAKZ outside LOOP")
         elif ins.op == "ELSE" and (not depth or depth[-1] != "IF"):
             problems.append(f"{where}: ELSE outside IF")
         if not any(problems):
