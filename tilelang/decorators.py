@@ -255,9 +255,9 @@ class JITFactory:
         """The default target a kernel without `target=` compiles for now: a change of
         $TILELANG_TARGET between calls compiles anew instead of reusing the other
         target's kernel. None when the decorator names its target."""
-        if self.options.get("target") not in (None, "auto"):
+        from .targets import default_spec, names_default
+        if not names_default(self.options.get("target")):
             return None
-        from .targets import default_spec
         return default_spec()
 
     def __repr__(self) -> str:

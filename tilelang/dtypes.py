@@ -32,7 +32,7 @@ ALIASES = {
     "fp64": "float64", "double": "float64", "bf16": "bfloat16",
     "e4m3fn": "float8_e4m3fn", "fp8_e4m3fn": "float8_e4m3fn", "e4m3": "float8_e4m3",
     "fp8_e4m3": "float8_e4m3", "e5m2": "float8_e5m2", "fp8_e5m2": "float8_e5m2",
-    "int": "int32",
+    "int": "int32", "uint": "uint32",
 }
 
 # The float formats numpy has no type for (they come from ml_dtypes, same names).

@@ -251,3 +251,109 @@ def test_reinterpret_prints_parses_and_interprets():
     interp.run(mod, "k", [a, b, c])
     np.testing.assert_array_equal(b.view(np.uint16), a | 0x3C00)
     np.testing.assert_array_equal(c, (a & 255).astype(np.uint8).view(np.int8))
+
+
+# --------------------------------------------------------------- block index in a macro,
+# a helper's rebinding, scales, GPU target names
+
+def exp2_scaled(nib, scale):
+    """fp4 nibble -> bfloat16 with `scale` added to its exponent (clamped), the mxfp4
+    decode: a Python helper that rebinds `e`, as Python code does."""
+    e = ((nib & tirx.const(6, T.uint16)) >> tirx.const(1, T.uint16)) + tirx.const(126, T.uint16)
+    e = T.min(e + scale, tirx.const(255, T.uint16))
+    bits = (((nib >> 3) << 8 | e) << 7) | ((nib & tirx.const(1, T.uint16)) << 6)
+    return tirx.reinterpret(T.bfloat16, bits.astype(T.uint16))
+
+
+@tilelang.jit(out_idx=[-1], target="cuda")           # a GPU target: the default one here
+def scaled_decode(N, K, block_N=16):
+    @T.macro
+    def decode(Q, Scale, out):
+        bx = T.get_block_binding(0)
+        for i, j in T.Parallel(block_N, K):
+            out[i, j] = exp2_scaled(Q[bx * block_N + i, j].astype(T.uint16),
+                                    Scale[bx * block_N + i, j // 32].astype(T.uint16))
+
+    @T.prim_func
+    def main(Q: T.Tensor((N, K), T.uint8), Scale: T.Tensor((N, K // 32), T.uint8),
+             Y: T.Tensor((N, K), T.bfloat16)):
+        with T.Kernel(T.ceildiv(N, block_N), threads=128) as bx:
+            y = T.alloc_fragment((block_N, K), T.bfloat16)
+            decode(Q, Scale, y)
+            T.copy(y, Y[bx * block_N, 0])
+    return main
+
+
+def test_block_binding_scales_and_helper_rebinding(target):
+    import ml_dtypes
+    q = RNG.integers(0, 16, (32, 64)).astype(np.uint8)
+    scale = RNG.integers(0, 200, (32, 2)).astype(np.uint8)
+    s = np.repeat(scale, 32, axis=1).astype(np.int64)
+    e = np.minimum(((q & 6) >> 1) + 126 + s, 255)
+    bits = ((((q >> 3).astype(np.int64) << 8) | e) << 7) | ((q & 1).astype(np.int64) << 6)
+    want = bits.astype(np.uint16).view(ml_dtypes.bfloat16)
+    out = scaled_decode(32, 64)(q, scale)
+    np.testing.assert_array_equal(out.view(np.uint16), want.view(np.uint16))
+
+
+def test_sub_byte_dtypes_exist_for_python_only():
+    assert T.int4 == "int4" and T.float4_e2m1fn == "float4_e2m1fn"
+
+    @tilelang.jit(out_idx=[-1])
+    def bad(N):
+        @T.prim_func
+        def main(X: T.Tensor((N,), T.int4), Y: T.Tensor((N,), T.int8)):
+            with T.Kernel(1) as bx:
+                T.copy(X, Y)
+        return main
+    with pytest.raises(TileLangError) as info:
+        bad(8)
+    assert "sub-byte" in str(info.value)
+
+
+def test_tvm_target_description():
+    from tvm.target import Target
+    t = Target("hip -mcpu=gfx950")
+    assert t.kind.name == "hip" and t.mcpu == "gfx950" and str(t) == "hip -mcpu=gfx950"
+
+
+# --------------------------------------------------------------- tilelang.quantize
+
+def twiddled_reference(words):
+    """numpy: the twiddled fp4 decoder of tilelang.quantize (docstring of mxfp.py)."""
+    import ml_dtypes
+    b = words.reshape(-1, 4).astype(np.uint32)
+    w = b[:, 0] << 24 | b[:, 1] << 16 | b[:, 2] << 8 | b[:, 3]
+    lanes = [w & 0x81C081C0, (w << 3) & 0x81C081C0, (w << 6) & 0x81C081C0,
+             ((w << 1) & 0x80008000) | ((w >> 3) & 0x01800180) | ((w >> 7) & 0x00400040)]
+    out = np.zeros((len(w), 8), np.float64)
+    for j, lane in enumerate(lanes):
+        for col, half in ((j, lane >> 16), (j + 4, lane & 0xFFFF)):
+            out[:, col] = half.astype(np.uint16).view(ml_dtypes.bfloat16).astype(np.float64)
+    return out.reshape(-1) * 2.0 ** 126
+
+
+def test_mxfp_decoder_c_source_compiles_and_decodes(tmp_path):
+    import ctypes
+    import shutil
+    import subprocess
+    import ml_dtypes
+    from tilelang.quantize import get_mxfp_intrin_group
+    info = get_mxfp_intrin_group(out_dtype=T.bfloat16, source_format=T.uint32,
+                                 source_bit=4, storage_dtype=T.uint8, use_twiddling=True)
+    assert info["func_name"] == "decode_fp4_to_bf16_twiddling"
+    cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    if cc is None:
+        pytest.skip("no C compiler")
+    src, lib = tmp_path / "d.c", tmp_path / "d.so"
+    src.write_text(info["c_source"])
+    subprocess.run([cc, "-O2", "-shared", "-fPIC", str(src), "-o", str(lib)], check=True)
+    fn = getattr(ctypes.CDLL(str(lib)), info["func_name"])
+    data = RNG.integers(0, 256, 64).astype(np.uint8)
+    out = np.zeros(128, np.uint16)
+    fn(data.ctypes.data_as(ctypes.c_void_p), out.ctypes.data_as(ctypes.c_void_p),
+       ctypes.c_int(16))
+    got = out.view(ml_dtypes.bfloat16).astype(np.float64)
+    np.testing.assert_array_equal(got, twiddled_reference(data))
+    with pytest.raises(ValueError, match="no fp4_to_f16 decoder"):
+        get_mxfp_intrin_group(out_dtype=T.float16, use_twiddling=False)

@@ -12,7 +12,7 @@ from lark import Tree, Token
 from .. import dtypes
 from ..diagnostics import codes_names as CN, codes_syntax as CS, codes_types as CT
 from ..ir.nodes import Span, Expr, Const, Var, Buffer, Binary, Unary, Load, COMPARISONS
-from ..language.names import ALL_NAMES, DTYPE_NAMES, DTYPE_ALIASES
+from ..language.names import ALL_NAMES, DTYPE_NAMES, DTYPE_ALIASES, SUB_BYTE_DTYPES
 from .errors import fail, did_you_mean
 from .exprs_ext import ExprExtMixin
 from .values import (Lit, DType, Str, Tup, TRef, TModule, OpaqueModule, BufRef, NoneVal,
@@ -122,6 +122,11 @@ class ExprMixin(ExprExtMixin):
                 return DType(attr, span)
             if attr in DTYPE_ALIASES:
                 return DType(DTYPE_ALIASES[attr], span)
+            if attr in SUB_BYTE_DTYPES:
+                raise fail(CT.BAD_DTYPE, f"`T.{attr}` (a sub-byte dtype) is not a dtype of "
+                           "kernels here", self.spans.of(tree.children[1]), "sub-byte",
+                           help="store the packed values in uint8 and unpack them with "
+                                "shifts and masks (`(b >> 4) & 15`)")
             if attr not in ALL_NAMES:
                 raise fail(CN.UNKNOWN_T_FUNCTION, f"`T.{attr}` is not part of the tile language",
                            self.spans.of(tree.children[1]), "unknown",

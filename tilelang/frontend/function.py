@@ -223,6 +223,7 @@ class FunctionBuilder(ExprMixin, StmtMixin, StmtExtMixin, LoopMixin, TileOpMixin
         threads = self.threads_arg(args["threads"])
         with self.scope.block():
             block_vars = self._block_vars(targets, len(grid), self.spans.of(ctx))
+            self.block_vars = block_vars         # T.get_block_binding(dim) in macros
             self.in_kernel = True
             self.raster = 0                     # T.use_swizzle(panel) in the body sets it
             try:

@@ -6,7 +6,7 @@ from .. import dtypes
 from ..diagnostics import codes_names as CN, codes_syntax as CS, codes_types as CT
 from ..diagnostics import codes_tileops as C3
 from ..ir.nodes import Const, Binary, Call, Cast, Select
-from ..language.names import LOOP_ITERS, TILE_OPS, ALLOCS
+from ..language.names import LOOP_ITERS, TILE_OPS, ALLOCS, SUB_BYTE_DTYPES
 from .callargs import Sig, REQUIRED, bind
 from .errors import fail, did_you_mean
 from .values import (Lit, DType, Str, TRef, Macro, Method, PyFunc, Opaque, as_expr, unify,
@@ -23,6 +23,11 @@ def dtype_of(value) -> str:
         return value.name
     if isinstance(value, Str):
         name = dtypes.canonical(value.value)
+        if name is None and value.value in SUB_BYTE_DTYPES:
+            raise fail(CT.BAD_DTYPE, f"{value.value} (a sub-byte dtype) is not a dtype of "
+                       "kernels here", value.span, "sub-byte",
+                       help="store the packed values in uint8 and unpack them with shifts "
+                            "and masks (`(b >> 4) & 15`)")
         if name is None:
             raise fail(CT.BAD_DTYPE, f"unknown dtype \"{value.value}\"", value.span,
                        "not a dtype", help=did_you_mean(value.value, _ALL_DTYPE_SPELLINGS,

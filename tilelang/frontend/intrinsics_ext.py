@@ -8,6 +8,8 @@ outside a `@tilelang.jit` body).
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 from .. import dtypes
 from ..diagnostics import codes_types as CT
 from ..diagnostics.codes_compat import EAGER_FORM, THREAD_LEVEL
@@ -156,6 +158,20 @@ def _same_width_const(v, dtype, span):
     return lit_to(v, name)
 
 
+def _block_binding(b, name, tree, span):
+    """`T.get_block_binding(dim)`: the index of this block along grid dim `dim` (what the
+    kernel binds as `bx, by, bz`), also from a macro that does not see those names."""
+    from .values import const_int
+    args = bind(Sig(f"T.{name}", (("dim", 0),)), tree, b.spans)
+    dim = const_int(b.eval(args["dim"])) if args["dim"] != 0 else 0
+    block_vars = getattr(b, "block_vars", ())
+    if not getattr(b, "in_kernel", False) or dim is None or not 0 <= dim < len(block_vars):
+        raise fail(CT.BAD_OPERAND, f"T.{name}({'?' if dim is None else dim}): the grid of "
+                   f"this kernel has {len(block_vars)} dimension(s)", span, "no such block "
+                   "index", help="call it inside `with T.Kernel(...)` with a constant dim")
+    return replace(block_vars[dim], span=span)
+
+
 def _select(b, name, tree, span):
     """`T.Select(cond, a, b)` (TVM's spelling of T.if_then_else)."""
     args = bind(Sig(f"T.{name}", (("cond", REQUIRED), ("true_value", REQUIRED),
@@ -182,7 +198,7 @@ HANDLERS = {n: _float_unary for n in ("sin", "cos", "tan", "round", "trunc")}
 HANDLERS.update(pow=_pow, Cast=_cast_dtype_first, clamp=_clamp, floordiv=_floor_op,
                 floormod=_floor_op, truncdiv=_trunc_op, truncmod=_trunc_op, dtype=_dtype,
                 const=_eager_only, empty=_eager_only, reinterpret=_reinterpret,
-                Select=_select)
+                Select=_select, get_block_binding=_block_binding)
 HANDLERS["tir.const"] = _tir_const
 HANDLERS.update({n: _bit_func for n in _BIT_FUNCS})
 HANDLERS.update({n: _bit_func for n in ("bitwise_not",)})

@@ -103,7 +103,8 @@ class _Loader:
             funcdef, spans = self.parse(func)
             self.cache[key] = Macro(func.__name__, funcdef, self.globals_for(func), spans,
                                     spans.of(funcdef.children[0]),
-                                    defaults=_defaults(func), loader=self.macro)
+                                    defaults=_defaults(func), loader=self.macro,
+                                    python=getattr(func, "__tilelang_kind__", None) is None)
         return self.cache[key]
 
 

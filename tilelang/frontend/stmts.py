@@ -178,6 +178,9 @@ class StmtMixin:
 
     def _check_fresh_local(self, name, span):
         existing, local = self.scope.lookup(name)
+        if local is not None and local.kind == "let" and getattr(self, "python_names", False) \
+                and self.scope.frames[-1].get(name) is local:
+            return      # a Python helper's `e = ...; e = e + 1`: a new let shadows the old
         if local is not None and local.kind == "let":
             raise fail(CN.LET_REBOUND, f"`{name}` is already bound and cannot be reassigned",
                        span, "assigned again", secondary=[(span_of(local.value), "bound here")],
@@ -298,8 +301,9 @@ class StmtMixin:
         args = bind(sig, call, self.spans)
         values = {p: self.default_value(args[p].value, macro, span)
                   if isinstance(args[p], _Default) else self.eval(args[p]) for p in params}
-        saved = self.scope, self.spans
+        saved = self.scope, self.spans, getattr(self, "python_names", False)
         self.scope, self.spans = Scope(macro.globals), macro.spans
+        self.python_names = macro.python
         self.macro_stack.append(macro.name)
         try:
             for p in params:
@@ -317,7 +321,7 @@ class StmtMixin:
             return out, self.eval(ret.children[0])
         finally:
             self.macro_stack.pop()
-            self.scope, self.spans = saved
+            self.scope, self.spans, self.python_names = saved
 
 
 class _Default:

@@ -223,11 +223,13 @@ class StmtExtMixin:
             self.nesting -= 1
         return [While(cond, body, span=span)]
 
-    def _s_break_stmt(self, tree):
-        raise fail(CS.UNSUPPORTED_SYNTAX, "`break` is not supported", self.spans.of(tree),
-                   "break", help="guard the rest of the loop body with an `if` instead")
+    def _s_break_stmt(self, tree, word="break"):
+        raise fail(CS.UNSUPPORTED_SYNTAX, f"`{word}` is not supported", self.spans.of(tree),
+                   word, help="guard the rest of the loop body with an `if` instead, or "
+                              "end a `while` loop through its condition")
 
-    _s_continue_stmt = _s_break_stmt
+    def _s_continue_stmt(self, tree):
+        self._s_break_stmt(tree, "continue")
 
 
 def _suite_stmts(suite) -> list:

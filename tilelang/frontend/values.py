@@ -140,6 +140,7 @@ class Macro:
     params: tuple = field(default_factory=tuple)
     defaults: dict = field(default_factory=dict)     # parameter -> Python default value
     loader: object = None                            # for the defaults (pyfunc._Loader)
+    python: bool = False     # a plain Python helper: its names rebind as Python's do
 
 
 NOT_PYTHON = object()          # to_python's answer for a value that exists only at run time

@@ -9,7 +9,8 @@ executed: calling `T.copy` and friends from Python raises `KernelBodyError`.
 from __future__ import annotations
 
 from .names import (DTYPE_NAMES, DTYPE_ALIASES, EXPR_FUNCS, TILE_OPS, ALLOCS, LOOP_ITERS,
-                    HINTS, HINT_VALUES, THREAD_LEVEL, EAGER, HOST_FUNCS, ALL_NAMES)
+                    HINTS, HINT_VALUES, THREAD_LEVEL, EAGER, HOST_FUNCS, ALL_NAMES,
+                    SUB_BYTE_DTYPES)
 from . import host as _host
 
 
@@ -95,6 +96,8 @@ for _name in DTYPE_NAMES:
     globals()[_name] = DTypeName(_name)
 for _name, _canonical in DTYPE_ALIASES.items():
     globals()[_name] = DTypeName(_canonical)
+for _name in SUB_BYTE_DTYPES:           # for Python code only: not a dtype of a kernel
+    globals()[_name] = DTypeName(_name)
 
 
 def dtype(name) -> DTypeName:

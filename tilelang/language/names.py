@@ -5,8 +5,13 @@ DTYPE_NAMES = ("float64", "float32", "float16", "bfloat16", "float8_e4m3fn", "fl
                "float8_e5m2", "int64", "int32", "int16", "int8", "uint32", "uint16", "uint8",
                "bool")
 
+# TileLang's sub-byte dtypes: names Python code may mention (`Literal[T.int8, T.int4]` in
+# a quantization helper's signature); a kernel stores such values packed in uint8
+SUB_BYTE_DTYPES = ("int4", "uint4", "int2", "uint2", "float4_e2m1fn")
+
 # TileLang's other spellings of dtypes: T.float is float32, T.int int32
-DTYPE_ALIASES = {"float": "float32", "int": "int32", "half": "float16", "double": "float64"}
+DTYPE_ALIASES = {"float": "float32", "int": "int32", "uint": "uint32", "half": "float16",
+                 "double": "float64"}
 
 # T.<name>(...) in expressions -> value
 EXPR_FUNCS = ("exp", "exp2", "log", "log2", "sqrt", "rsqrt", "tanh", "sigmoid", "abs",
@@ -14,7 +19,8 @@ EXPR_FUNCS = ("exp", "exp2", "log", "log2", "sqrt", "rsqrt", "tanh", "sigmoid", 
               "ceildiv", "floordiv", "floormod", "truncdiv", "truncmod", "max", "min",
               "clamp", "if_then_else", "infinity", "cast", "Cast", "bitwise_and",
               "bitwise_or", "bitwise_xor", "bitwise_not", "shift_left", "shift_right",
-              "get_rank", "get_num_ranks", "address_of", "reinterpret", "Select")
+              "get_rank", "get_num_ranks", "address_of", "reinterpret", "Select",
+              "get_block_binding")
 # helpers that also compute on plain Python numbers (host code calls T.ceildiv(N, 128))
 HOST_FUNCS = ("ceildiv", "floordiv", "floormod", "truncdiv", "truncmod", "max", "min",
               "abs", "clamp")

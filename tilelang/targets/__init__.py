@@ -24,6 +24,15 @@ REGISTRY = {
 }
 DEFAULT = "cpu"
 ENV = "TILELANG_TARGET"             # overrides DEFAULT: run unchanged programs on tcsim
+# TileLang's GPU targets (`target="cuda"`, `"hip -mcpu=gfx950"`): a program written for a
+# GPU compiles for the default target, as with "auto"
+GPU_TARGETS = ("cuda", "hip", "rocm", "metal", "vulkan", "webgpu", "opencl", "nvptx")
+
+
+def names_default(spec) -> bool:
+    """Whether `spec` asks for the default target: None, "auto" or a GPU target."""
+    return spec is None or spec == "auto" or (
+        isinstance(spec, str) and _name_of(spec) in GPU_TARGETS)
 
 
 def default_spec() -> str:
@@ -46,11 +55,11 @@ def classes() -> list:
 def get(spec: str | None = None, *, cpu: str | None = None, features: str | None = None):
     """The Target `spec` names: `NAME[REST]`, where NAME is a registered target and the
     target parses REST (`:CONFIG`, `:LLVM_CPU+feat,-feat`). `cpu` / `features` are the
-    `--cpu` / `--features` aliases of the cpu target's spec; None (or TileLang's "auto")
-    is the default target: $TILELANG_TARGET, else cpu.
+    `--cpu` / `--features` aliases of the cpu target's spec; None (or TileLang's "auto",
+    or one of its GPU targets) is the default target: $TILELANG_TARGET, else cpu.
     A Target passes through. An unknown name or a malformed spec is a user error (TL0705)."""
     from .base import Target, bad_spec
-    spec = default_spec() if spec is None or spec == "auto" else spec
+    spec = default_spec() if names_default(spec) else spec
     if isinstance(spec, Target):
         if cpu is None and features is None:
             return spec
