@@ -198,6 +198,7 @@ def test_unknown_tir_function_is_named():
 
 def test_tvm_names_in_python():
     assert DataType(T.bfloat16).bits == 16 and DataType("uint32").is_uint()
+    assert T.uint == "uint32" and DataType(T.uint).bits == 32
     assert tvm.tirx is tvm.tir
     with pytest.raises(RuntimeError, match="kernel code"):
         tirx.const(1, T.uint16)
