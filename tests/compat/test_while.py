@@ -135,3 +135,38 @@ def test_breakz_assembles_and_validates():
     from tilelang.targets.tcsim.validate import validate  # noqa: F401 - module API
     ins = make("BREAKZ", Imm(0))
     assert asm.fmt_instr(ins) == "BREAKZ 0"
+
+
+def test_while_and_bitcast_survive_tcasm_text_and_binary():
+    """BREAKZ and VEC.BITCAST (with its `src=` dtype) through the assembler, the
+    disassembler and the binary encoding."""
+    from tilelang.codegen.tcsim import compile_module
+    from tilelang.driver import make_options
+    from tilelang.driver.stages import lower
+    from tilelang.frontend import parse_module
+    from tilelang.targets.tcsim.asm import assemble, disassemble
+    from tilelang.targets.tcsim.encoding import decode, encode
+    text = '''import tilelang.language as T
+
+@T.prim_func
+def k(A: T.Tensor((16,), "uint16"), B: T.Tensor((16,), "float16"),
+      N: T.Tensor((1,), "int32")):
+    with T.Kernel(1) as bx:
+        a = T.alloc_fragment((16,), "uint16")
+        h = T.alloc_fragment((16,), "float16")
+        n = T.alloc_var("int32")
+        n = N[0]
+        T.copy(A, a)
+        while n > 0:
+            for i in T.Parallel(16):
+                h[i] = T.reinterpret("float16", a[i] | T.uint16(0x3C00))
+            n = n - 1
+        T.copy(h, B)
+'''
+    module = lower(parse_module(text, "k.tl"), make_options(target="tcsim"), until="simplify")
+    prog = compile_module(module, "tiny")["k"].program
+    ops = [i.op for i in prog.code]
+    assert "BREAKZ" in ops and "VEC.BITCAST" in ops
+    assert 'src=uint16' in disassemble(prog)
+    assert assemble(disassemble(prog)).code == prog.code
+    assert decode(encode(prog)).code == prog.code
