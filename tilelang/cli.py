@@ -208,8 +208,21 @@ def _echo_text(text: str) -> None:
 
 def _options(**kwargs):
     from .driver import make_options
+    _refuse_gpu_target(kwargs.get("target"))
     strict = click.get_current_context().meta.get("strict_dtypes", False)
     return make_options(strict_dtypes=strict, **kwargs)
+
+
+def _refuse_gpu_target(spec):
+    """A TileLang program's `target="cuda"` compiles for the default target so that it runs
+    unchanged; on the command line the user chooses the output, so a GPU name is an error
+    rather than a silent CPU artifact."""
+    from .targets import names_default
+    if spec and spec != "auto" and names_default(spec):
+        from .targets.base import bad_spec
+        raise bad_spec(spec, f"tilec has no `{spec}` backend; in Python, a TileLang program's "
+                             f"`target=\"{spec}\"` compiles for the default target (cpu, or "
+                             "$TILELANG_TARGET) so that it runs unchanged")
 
 
 # ----------------------------------------------------------------------------- commands

@@ -70,6 +70,15 @@ def test_unknown_target(cli, kernel_file):
     assert result.exit_code == 1 and "error[TL0705]" in result.stderr
 
 
+def test_gpu_target_is_refused_on_the_command_line(cli, kernel_file):
+    """A Python program's `target="cuda"` runs on the default target; `tilec --target cuda`
+    must not write a CPU artifact the user did not ask for."""
+    result = cli("compile", kernel_file("vadd"), "--target", "cuda")
+    assert result.exit_code == 1 and "error[TL0705]" in result.stderr
+    assert "no `cuda` backend" in result.stderr
+    assert_no_traceback(result)
+
+
 def test_unknown_pass_lists_valid_names(cli, kernel_file):
     from tilelang import targets
     result = cli("ir", kernel_file("vadd"), "--after", "no_such_pass")
