@@ -102,7 +102,7 @@ def profile(kernel_function, sizes: dict | None = None, scalars: dict | None = N
                   runner.block_steps(grid_counts[0].compute_dtype) if grid_counts else {})
     grids, advice = [], []
     for c, nbytes, time_s, facts, bars in measured.grids:
-        peaks = runner.roofline_peaks(c.compute_dtype, threads)
+        peaks = runner.roofline_peaks(c.compute_dtype, threads, nbytes)
         ev = GridEvidence(c.index, time_s, c, Roofline(peaks, c.flops, nbytes, time_s),
                           facts, bars)
         ev.bound = name_bound(ev)

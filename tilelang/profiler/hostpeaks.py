@@ -1,9 +1,11 @@
 """The host's peaks, measured: FMA FLOP/s per vector width, dtype and thread count,
-streaming read and copy bandwidth, and the native bf16 dot-product (and AMX) rates
-where the CPU has them. The CPU roofline of the profiler is drawn from these figures.
+streaming read and copy bandwidth, the read bandwidth of the L2 and L3 caches, and the
+native bf16 dot-product (and AMX) rates where the CPU has them. The CPU roofline of the
+profiler is drawn from these figures.
 
-Each figure comes from a loop compiled here with llvmlite for the host CPU and run
-through ctypes (which releases the GIL, so n Python threads run it on n cores):
+Each figure comes from a loop compiled here with llvmlite for the host CPU
+(`peakloops.py`) and run through ctypes (which releases the GIL, so n Python threads
+run it on n cores):
 
 * FMA: `acc_i = fma(acc_i, x, y)` over A independent vector accumulators (enough to
   cover the FMA latency times the number of FMA ports), x and y read from memory, every
@@ -11,16 +13,22 @@ through ctypes (which releases the GIL, so n Python threads run it on n cores):
   no compiler can drop or shorten the work;
 * bf16 dot: the same with `vdpbf16ps` (4 FLOP per float lane: two products, two adds);
 * read: a vector sum over a buffer several times the last-level cache, compared with
-  numpy's sum; copy: a vector copy of such a buffer (bytes read + bytes written).
+  numpy's sum; copy: a vector copy of such a buffer (bytes read + bytes written);
+* L2 / L3 read: the same sum repeated over a working set that stays in that cache
+  (`cache_working_sets`), the passes' sums checked.
 
 The compute loops are timed by each thread's CPU time (a neighbour taking the core for a
 while on a shared machine does not lower the peak), the streams by the wall clock (the
 memory bandwidth is shared by whoever runs). `FmaProbe` is the FMA loop as one side of a
 benchmark's alternating turns (benchmarks/gemm.py sets each kernel beside it).
 
-`measure()` returns the figures as a dict (what the memo holds); `load()` / `store()`
-keep them in the host memo of the cache directory, keyed by the machine's fingerprint,
-so they are measured once per host (`benchmarks/peak.py` measures and stores them).
+`measure()` returns the figures as a dict (what the memo holds), with the load average
+they were measured at and how long that took; `load()` / `store()` keep them in the
+host memo of the cache directory, keyed by the machine's fingerprint. `host_peaks()` is
+what the profiler reads: it measures briefly when there is no memo, and again when the
+memo is provisional (quick, or taken with more than half the cores busy) and the host
+is quieter now, keeping the higher of each old and new figure (`merged`: peaks only go
+up). `benchmarks/peak.py` measures in full and replaces the memo.
 """
 from __future__ import annotations
 
@@ -32,7 +40,9 @@ import time
 
 import numpy as np
 
-from ..targets.cpu.peaks import FORMAT      # the memo's layout, which the cpu target reads
+from ..targets.cpu.peaks import FORMAT, READS   # the memo's layout, which the cpu target reads
+from .peakloops import (_Jit, bf16_dot_loop_ir, fma_loop_ir, read_passes_ir,  # noqa: F401
+                        stream_ir)
 
 _FMA_ACCUMULATORS = {128: 12, 256: 12, 512: 16}   # FMA latency (4) x ports (2), headroom
 _X, _Y = 0.999, 0.001                              # acc -> acc * x + y stays finite
@@ -62,125 +72,9 @@ def vector_widths(flags: set[str]) -> list[int]:
 
 
 def thread_counts() -> list[int]:
-    try:
-        n = len(os.sched_getaffinity(0))
-    except AttributeError:
-        n = os.cpu_count() or 1
+    n = _cores()
     counts = sorted({1, n} | {2 ** k for k in range(1, n.bit_length()) if 2 ** k < n})
     return counts
-
-
-# ----------------------------------------------------------------------------- JIT
-
-class _Jit:
-    """One llvmlite MCJIT engine for the host CPU holding the measurement loops."""
-
-    def __init__(self, ir_text: str):
-        import llvmlite.binding as llvm
-        llvm.initialize_native_target()
-        llvm.initialize_native_asmprinter()
-        target = llvm.Target.from_triple(llvm.get_process_triple())
-        self.tm = target.create_target_machine(
-            cpu=llvm.get_host_cpu_name(), features=llvm.get_host_cpu_features().flatten(),
-            opt=3, codemodel="jitdefault")
-        mod = llvm.parse_assembly(ir_text)
-        mod.verify()
-        self.engine = llvm.create_mcjit_compiler(mod, self.tm)
-        self.engine.finalize_object()
-        self._mod = mod
-
-    def address(self, name: str) -> int:
-        return self.engine.get_function_address(name)
-
-
-def _vec(lanes: int, elem: str) -> str:
-    return f"<{lanes} x {elem}>"
-
-
-def fma_loop_ir(name: str, lanes: int, elem: str, accumulators: int) -> str:
-    """`void name(i64 n, ptr xy, ptr out)`: n iterations of `accumulators` vector FMAs;
-    out[0..lanes) = the sum of the accumulators."""
-    v = _vec(lanes, elem)
-    suffix = f"v{lanes}{'f32' if elem == 'float' else 'f64'}"
-    lines = [f"define void @{name}(i64 %n, ptr %xy, ptr %out) {{",
-             "entry:",
-             f"  %x = load {v}, ptr %xy, align 4",
-             f"  %yp = getelementptr {v}, ptr %xy, i64 1",
-             f"  %y = load {v}, ptr %yp, align 4",
-             "  br label %loop", "loop:",
-             "  %i = phi i64 [0, %entry], [%i1, %loop]"]
-    for a in range(accumulators):
-        lines.append(f"  %a{a} = phi {v} [zeroinitializer, %entry], [%b{a}, %loop]")
-    for a in range(accumulators):
-        lines.append(f"  %b{a} = call {v} @llvm.fma.{suffix}({v} %a{a}, {v} %x, {v} %y)")
-    lines += ["  %i1 = add i64 %i, 1", "  %c = icmp ult i64 %i1, %n",
-              "  br i1 %c, label %loop, label %exit", "exit:"]
-    lines += _sum_and_store(v, "b", accumulators, "fadd")
-    lines += ["  ret void", "}",
-              f"declare {v} @llvm.fma.{suffix}({v}, {v}, {v})"]
-    return "\n".join(lines)
-
-
-def bf16_dot_loop_ir(name: str, lanes: int, accumulators: int) -> str:
-    """`void name(i64 n, ptr ab, ptr out)`: n iterations of `accumulators` vdpbf16ps
-    (`lanes` float lanes, 2 * lanes bf16 pairs each)."""
-    v = _vec(lanes, "float")
-    bv = _vec(2 * lanes, "bfloat")
-    fn = f"@llvm.x86.avx512bf16.dpbf16ps.{lanes * 32}"
-    lines = [f"define void @{name}(i64 %n, ptr %ab, ptr %out) {{",
-             "entry:",
-             f"  %x = load {bv}, ptr %ab, align 2",
-             f"  %yp = getelementptr {bv}, ptr %ab, i64 1",
-             f"  %y = load {bv}, ptr %yp, align 4",
-             "  br label %loop", "loop:",
-             "  %i = phi i64 [0, %entry], [%i1, %loop]"]
-    for a in range(accumulators):
-        lines.append(f"  %a{a} = phi {v} [zeroinitializer, %entry], [%b{a}, %loop]")
-    for a in range(accumulators):
-        lines.append(f"  %b{a} = call {v} {fn}({v} %a{a}, {bv} %x, {bv} %y)")
-    lines += ["  %i1 = add i64 %i, 1", "  %c = icmp ult i64 %i1, %n",
-              "  br i1 %c, label %loop, label %exit", "exit:"]
-    lines += _sum_and_store(v, "b", accumulators, "fadd")
-    lines += ["  ret void", "}", f"declare {v} {fn}({v}, {bv}, {bv})"]
-    return "\n".join(lines)
-
-
-def _sum_and_store(v: str, prefix: str, count: int, op: str) -> list[str]:
-    lines, acc = [], f"%{prefix}0"
-    for a in range(1, count):
-        lines.append(f"  %s{a} = {op} {v} {acc}, %{prefix}{a}")
-        acc = f"%s{a}"
-    lines.append(f"  store {v} {acc}, ptr %out, align 4")
-    return lines
-
-
-def stream_ir(lanes: int = 8) -> str:
-    """`float read_sum(ptr p, i64 nvec)` (four vector accumulators) and
-    `void copy(ptr dst, ptr src, i64 nvec)`, over vectors of `lanes` floats."""
-    v = _vec(lanes, "float")
-    return "\n".join([
-        f"define float @read_sum(ptr %p, i64 %n) {{",
-        "entry:", "  br label %loop", "loop:",
-        "  %i = phi i64 [0, %entry], [%i1, %loop]",
-        *[f"  %a{k} = phi {v} [zeroinitializer, %entry], [%b{k}, %loop]" for k in range(4)],
-        *[f"  %j{k} = add i64 %i, {k}\n  %q{k} = getelementptr {v}, ptr %p, i64 %j{k}\n"
-          f"  %x{k} = load {v}, ptr %q{k}, align 4\n  %b{k} = fadd {v} %a{k}, %x{k}"
-          for k in range(4)],
-        "  %i1 = add i64 %i, 4", "  %c = icmp ult i64 %i1, %n",
-        "  br i1 %c, label %loop, label %exit", "exit:",
-        f"  %s1 = fadd {v} %b0, %b1", f"  %s2 = fadd {v} %b2, %b3",
-        f"  %s3 = fadd {v} %s1, %s2",
-        f"  %r = call float @llvm.vector.reduce.fadd.v{lanes}f32(float 0.0, {v} %s3)",
-        "  ret float %r", "}",
-        f"declare float @llvm.vector.reduce.fadd.v{lanes}f32(float, {v})",
-        "define void @copy(ptr %dst, ptr %src, i64 %n) {",
-        "entry:", "  br label %loop", "loop:",
-        "  %i = phi i64 [0, %entry], [%i1, %loop]",
-        f"  %s = getelementptr {v}, ptr %src, i64 %i",
-        f"  %d = getelementptr {v}, ptr %dst, i64 %i",
-        f"  %x = load {v}, ptr %s, align 4", f"  store {v} %x, ptr %d, align 4",
-        "  %i1 = add i64 %i, 1", "  %c = icmp ult i64 %i1, %n",
-        "  br i1 %c, label %loop, label %exit", "exit:", "  ret void", "}"])
 
 
 # ----------------------------------------------------------------------------- running
@@ -373,6 +267,59 @@ def measure_bandwidth(counts, nbytes: int, repeats: int) -> dict:
     return out
 
 
+def cache_working_sets(l2: int, l3: int, threads: int) -> dict:
+    """{"l2": bytes, "l3": bytes}: the working sets (all threads together) the cache read
+    ceilings are measured over on `threads` threads: half of each thread's L2; an eighth
+    of the shared L3 (neighbours and the hardware's replacement leave a streamed set
+    only part of it: on a 260 MiB L3 shared with other work, 64 MiB read at the L3's
+    rate and 128 MiB at half of it), but at least four times the threads' L2s. The L3
+    is left out when that set would not fit half of it."""
+    sets = {"l2": threads * l2 // 2}
+    l3_set = max(l3 // 8, 4 * threads * l2)
+    if l3_set <= l3 // 2:
+        sets["l3"] = l3_set
+    return sets
+
+
+def measure_cache_reads(counts, l2: int, l3: int, seconds: float, spell: float = 0.002
+                        ) -> dict:
+    """{"l2" | "l3": {threads: bytes/s}}: the read-sum of `measure_bandwidth`, repeated
+    over a working set that fits the level (`cache_working_sets`), each thread reading
+    its own part, timed by the wall clock once a first pass has brought it in. The
+    passes of one run are grown to last about `spell`, and the best of the runs made in
+    `seconds` is kept: a short spell a neighbour did not interrupt, as the profile keeps
+    a kernel's least call (one long run on a shared host reads low)."""
+    jit = _Jit(stream_ir() + "\n" + read_passes_ir())
+    read_sum = jit.address("read_sum")
+    passes_fn = ctypes.CFUNCTYPE(ctypes.c_double, ctypes.c_void_p, ctypes.c_void_p,
+                                 ctypes.c_int64, ctypes.c_int64)(jit.address("read_passes"))
+    out: dict = {}
+    for t in counts:
+        for level, nbytes in cache_working_sets(l2, l3, t).items():
+            part = nbytes // 4 // t // 256 * 256       # floats per thread, whole groups
+            src = np.ones(part * t, np.float32)
+            sums = [0.0] * t
+
+            def run(passes):
+                def read_part(i):
+                    sums[i] = passes_fn(read_sum, src.ctypes.data + 4 * i * part,
+                                        part // 8, passes)
+                return _run_threads(read_part, [(i,) for i in range(t)])
+            passes, wall = 1, run(1)                       # the first brings it in
+            while wall < spell and passes < 1 << 30:
+                passes = int(passes * max(2.0, 1.2 * spell / max(wall, 1e-6)))
+                wall = run(passes)
+            best, spent = wall, 0.0
+            while spent < seconds:
+                wall = run(passes)
+                best, spent = min(best, wall), spent + wall
+            if abs(sum(sums) - part * t * passes) > 1e-3 * part * t * passes:
+                raise RuntimeError(f"{level} read loop summed {sum(sums)}, expected "
+                                   f"{part * t * passes}")
+            out.setdefault(level, {})[str(t)] = 4 * part * t * passes / best
+    return out
+
+
 def _fma_module(widths) -> str:
     parts = []
     for elem, bits in (("float", 32), ("double", 64)):
@@ -387,25 +334,26 @@ def bf16_widths(flags: set[str]) -> list[int]:
     return [256, 512] if "avx512vl" in flags else [512]
 
 
-def last_level_cache() -> int:
-    from ..targets.cpu.machine import host          # sysfs, as the block choice reads it
-    return host().l3
-
-
 def measure(quick: bool = False, counts=None) -> dict:
-    """Every figure this host supports (see the module docstring). `quick` spends about
-    a second in all (the profiler's first run on a host); the benchmark does not."""
+    """Every figure this host supports (see the module docstring), with the load average
+    it was measured at and how long it took. `quick` spends about a second in all (the
+    profiler's first run on a host); the benchmark does not."""
+    from ..targets.cpu.machine import host          # sysfs, as the block choice reads it
+    started, load = time.perf_counter(), current_load()
     flags = cpu_flags()
     widths = vector_widths(flags)
     counts = counts or thread_counts()
     seconds, repeats = (0.02, 2) if quick else (0.2, 3)
-    llc = last_level_cache()
+    caches = {"l2": host().l2, "l3": host().l3}
+    llc = caches["l3"]
     stream_bytes = min(max(2 * llc, 64 << 20), 1 << 30) if not quick else min(2 * llc, 256 << 20)
     result = {"format": FORMAT, "quick": quick, "cpu": _cpu_model(),
               "threads": [str(t) for t in counts], "vector_widths": widths,
               "fma": measure_fma(_Jit(_fma_module(widths)), widths, counts, seconds, repeats),
               "bandwidth": measure_bandwidth(counts, stream_bytes, repeats),
-              "stream_bytes": stream_bytes}
+              "stream_bytes": stream_bytes, "caches": caches,
+              "cache_read": measure_cache_reads(counts, caches["l2"], caches["l3"],
+                                                seconds)}
     dot_widths = bf16_widths(flags)
     if dot_widths:
         ir_text = "\n".join(bf16_dot_loop_ir(f"dot_bf16_{w}", w // 32, _FMA_ACCUMULATORS[w])
@@ -415,7 +363,23 @@ def measure(quick: bool = False, counts=None) -> dict:
     else:
         result["bf16_dot"] = None
     result["amx"] = None if not {"amx_tile", "amx_bf16"} <= flags else "present, not measured"
+    result.update(load=load, cores=_cores(), seconds=time.perf_counter() - started)
     return result
+
+
+def current_load() -> float:
+    """The one-minute load average (0 where the OS has none)."""
+    try:
+        return os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return 0.0
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
 
 
 def _cpu_model() -> str:
@@ -438,13 +402,14 @@ def memo_path() -> str:
 
 
 def load() -> dict | None:
-    """The memoised figures of this host, or None."""
+    """The memoised figures of this host, or None (a memo of an older layout is read as
+    it is: the figures it lacks were not measured)."""
     try:
         with open(memo_path(), encoding="utf-8") as f:
             data = json.load(f)
     except (OSError, ValueError):
         return None
-    return data if isinstance(data, dict) and data.get("format") == FORMAT else None
+    return data if isinstance(data, dict) and data.get("format") in READS else None
 
 
 def store(figures: dict) -> None:
@@ -455,11 +420,57 @@ def store(figures: dict) -> None:
         pass                      # a read-only cache dir costs a re-measurement
 
 
+def provisional(figures: dict) -> bool:
+    """Figures to measure again: a quick measurement, or one taken while more than half
+    the cores were busy with other work (its figures are low)."""
+    load_then = figures.get("load")
+    busy = load_then is not None and load_then > figures.get("cores", _cores()) / 2
+    return bool(figures.get("quick")) or busy
+
+
+def quieter_now(figures: dict, load_now: float) -> bool:
+    """Whether a profile now should measure a provisional memo again: the host is at
+    most half busy and at least half a core less busy than when it was measured (a
+    quick memo of a quiet host is as good as a quick measurement gets: only
+    `benchmarks/peak.py` replaces it)."""
+    cores = figures.get("cores", _cores())
+    load_then = figures.get("load", float("inf"))
+    return load_now <= cores / 2 and load_now <= load_then - 0.5
+
+
+def merged(old: dict, new: dict) -> dict:
+    """`new` with, for each figure `old` has too, the higher of the two: a peak only
+    goes up (a low one was measured under load). On another CPU or other thread counts
+    `new` replaces `old` whole."""
+    if old.get("cpu") != new.get("cpu") or old.get("threads") != new.get("threads"):
+        return new
+    out = dict(new)
+    for kind in ("fma", "bf16_dot", "bandwidth", "cache_read"):
+        if isinstance(old.get(kind), dict) and isinstance(new.get(kind), dict):
+            out[kind] = _higher(old[kind], new[kind])
+    return out
+
+
+def _higher(old, new):
+    if isinstance(old, dict) and isinstance(new, dict):
+        return {k: _higher(old[k], v) if k in old else v for k, v in new.items()} | \
+               {k: v for k, v in old.items() if k not in new}
+    if isinstance(old, (int, float)) and isinstance(new, (int, float)):
+        return max(old, new)
+    return new
+
+
 def host_peaks(measure_if_missing: bool = True) -> dict | None:
-    """The memo, measured quickly and stored first if there is none (a full measurement
-    by `benchmarks/peak.py` replaces a quick one)."""
+    """The memo; measured quickly and stored first if there is none, or measured again
+    and merged (`merged`) when it is provisional and the host is quieter now
+    (`benchmarks/peak.py` measures in full and replaces it)."""
     data = load()
-    if data is None and measure_if_missing:
+    if not measure_if_missing:
+        return data
+    if data is None:
         data = measure(quick=True)
+        store(data)
+    elif provisional(data) and quieter_now(data, current_load()):
+        data = merged(data, measure(quick=True))
         store(data)
     return data

@@ -48,8 +48,9 @@ class Runner:
         """The profiler's measurement of one launch (`profiler.evidence.Measured`)."""
         raise NotImplementedError
 
-    def roofline_peaks(self, dtype: str, threads: int):
-        """The roofline's ceilings (`profiler.roofline.Peaks`), labelled."""
+    def roofline_peaks(self, dtype: str, threads: int, working_set: float | None = None):
+        """The roofline's ceilings (`profiler.roofline.Peaks`), labelled, for a kernel
+        moving `working_set` bytes (None: unknown)."""
         raise NotImplementedError
 
     def block_steps(self, dtype: str) -> dict:

@@ -153,9 +153,12 @@ class Target:
         `needs_data`); the lines to print."""
         raise unavailable(self, "`tilec run`")
 
-    def roofline_peaks(self, dtype: str, threads: int | None = None) -> Peaks | None:
-        """The roofline ceilings for `dtype` on `threads` threads (None: every core),
-        or None when the target cannot tell (nothing measured yet)."""
+    def roofline_peaks(self, dtype: str, threads: int | None = None,
+                       working_set: float | None = None) -> Peaks | None:
+        """The roofline ceilings for `dtype` on `threads` threads (None: every core) of a
+        kernel moving `working_set` bytes (a target with caches may raise the memory
+        ceiling to the level they fit), or None when the target cannot tell (nothing
+        measured yet)."""
         return None
 
     def profile_runner(self):

@@ -43,22 +43,25 @@ class CpuRunner(Runner):
         return cpu_evidence(kernel_function, func, args, counts, threads, warmup, rep,
                             use_timers=timers)
 
-    def roofline_peaks(self, dtype: str, threads: int):
+    def roofline_peaks(self, dtype: str, threads: int, working_set: float | None = None):
         """The target's ceilings (the host's peaks memo, measured briefly first if this
-        host has none), labelled with the vector width and thread count they are from."""
+        host has none or measured again when it is provisional: `hostpeaks.host_peaks`),
+        labelled with the vector width, the memory level and the thread count they are
+        from."""
         from ...profiler import hostpeaks
         from ...profiler.roofline import Peaks
+        from .machine import host
         from .peaks import ceilings
         figures = hostpeaks.host_peaks()            # makes the memo the target reads
-        peaks = self.target.roofline_peaks(dtype, threads)
-        c = ceilings(figures, dtype, threads)
+        peaks = self.target.roofline_peaks(dtype, threads, working_set)
+        c = ceilings(figures, dtype, threads, working_set, {"l2": host().l2, "l3": host().l3})
         if peaks is None:                           # a cross target: this host's figures
             flops, bw = c.flops_per_s, c.bytes_per_s
         else:
             flops, bw = peaks.flops_per_s, peaks.bytes_per_s
         name = "fp64" if c.compute == "float64" else "fp32"
         return Peaks(flops, bw, f"{name} FMA, {c.width}-bit, {threads_label(c.flops_threads)}",
-                     f"stream read, {threads_label(c.bytes_threads)}")
+                     c.memory_label)
 
     def block_steps(self, dtype: str) -> dict:
         """The register tile: MR rows by NR columns of accumulators."""

@@ -134,19 +134,24 @@ class CpuTarget(Target):
         report = run(kernel, func, make_args(True), sizes, settings.repeat, settings.threads)
         return report.lines()
 
-    def roofline_peaks(self, dtype: str, threads: int | None = None) -> Peaks | None:
+    def roofline_peaks(self, dtype: str, threads: int | None = None,
+                       working_set: float | None = None) -> Peaks | None:
         """The host's measured ceilings (the "peaks" memo, `peaks.py`) on `threads`
-        threads (None: every core); None before anything was measured, and for a cross
-        target (no measurement of that machine)."""
+        threads (None: every core); the memory ceiling is the read of the cache level
+        `working_set` bytes fit (the host's L2 / L3 sizes), DRAM's when it fits none or
+        is None. None before anything was measured, and for a cross target (no
+        measurement of that machine)."""
         if self.llvm_cpu is not None or self.features is not None:
             return None
         import os
         from .host import read_memo
-        from .peaks import FORMAT, ceilings
+        from .machine import host
+        from .peaks import READS, ceilings
         figures = read_memo("peaks")
-        if figures is None or figures.get("format") != FORMAT:
+        if figures is None or figures.get("format") not in READS:
             return None
-        c = ceilings(figures, dtype, threads or os.cpu_count() or 1)
+        c = ceilings(figures, dtype, threads or os.cpu_count() or 1, working_set,
+                     {"l2": host().l2, "l3": host().l3})
         return Peaks(c.flops_per_s, c.bytes_per_s, "measured")
 
     def profile_runner(self):

@@ -42,7 +42,7 @@ class SimRunner(Runner):
         """One timing-only simulation and the simulator's per-engine figures."""
         return sim_evidence(self.runtime_kernel(kernel_function), func, args, counts)
 
-    def roofline_peaks(self, dtype: str, threads: int = 0):
+    def roofline_peaks(self, dtype: str, threads: int = 0, working_set=None):
         """The config's dense MMA peak for `dtype` inputs (bf16's when the machine has
         no MMA for `dtype`) and its HBM peak."""
         from ...profiler.roofline import Peaks

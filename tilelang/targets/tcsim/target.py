@@ -101,9 +101,11 @@ class TcsimTarget(Target):
             lines.append(f"  trace             {settings.trace}")
         return lines
 
-    def roofline_peaks(self, dtype: str, threads: int | None = None) -> Peaks | None:
+    def roofline_peaks(self, dtype: str, threads: int | None = None,
+                       working_set: float | None = None) -> Peaks | None:
         """The config's dense MMA peak for `dtype` inputs and its HBM bandwidth (the
-        whole machine: a block runs on one core, `threads` does not change it)."""
+        whole machine: a block runs on one core, `threads` does not change it; the
+        simulator measures its traffic, so `working_set` does not either)."""
         from .config import ConfigError
         cfg = self.machine_config()
         try:
