@@ -353,7 +353,7 @@ def measure(quick: bool = False, counts=None) -> dict:
               "bandwidth": measure_bandwidth(counts, stream_bytes, repeats),
               "stream_bytes": stream_bytes, "caches": caches,
               "cache_read": measure_cache_reads(counts, caches["l2"], caches["l3"],
-                                                seconds)}
+                                                max(seconds, 0.05))}
     dot_widths = bf16_widths(flags)
     if dot_widths:
         ir_text = "\n".join(bf16_dot_loop_ir(f"dot_bf16_{w}", w // 32, _FMA_ACCUMULATORS[w])
