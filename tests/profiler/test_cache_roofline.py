@@ -160,6 +160,17 @@ def test_full_figures_of_a_quiet_host_are_kept(stand_in):
     assert not hostpeaks.provisional(PEAKS)                   # layout 1, no load recorded
 
 
+def test_a_quick_memo_of_the_first_layout_is_measured_again_into_the_second(stand_in):
+    old = dict(copy.deepcopy(PEAKS), quick=True)              # no load, no cache levels
+    hostpeaks.store(old)
+    stand_in["next"], stand_in["load"] = [_figures(quick=True, load=0.8)], 1.5
+    assert hostpeaks.host_peaks() == old                      # over half the cores busy
+    stand_in["load"] = 0.8
+    got = hostpeaks.host_peaks()
+    assert stand_in["calls"] == 1 and got["format"] == hostpeaks.FORMAT
+    assert got["cache_read"]["l2"]["1"] == 60 * GB
+
+
 def test_another_cpu_replaces_the_figures_whole():
     old = _figures(cpu="one CPU")
     new = _scaled(_figures(cpu="another CPU"), 0.5)
@@ -168,17 +179,36 @@ def test_another_cpu_replaces_the_figures_whole():
     assert hostpeaks.merged(old, fewer) == fewer
 
 
-def test_the_benchmark_replaces_the_memo_whatever_it_held():
-    # benchmarks/peak.py stores what it measured, without merging
-    import inspect
+def test_the_benchmark_replaces_the_memo_whatever_it_held(stand_in, monkeypatch):
+    peak = _benchmark("peak", monkeypatch)
+    for name, value in (("blas_rate", lambda *a: 1e9), ("numpy_stream", lambda n: (1e9, 1e9)),
+                        ("numpy_cache_read", lambda n: 1e9), ("report", lambda *a, **k: None)):
+        monkeypatch.setattr(peak, name, value)
+    hostpeaks.store(_figures(quick=False, load=0.0))
+    lower = _scaled(_figures(quick=False, load=0.0), 0.5)
+    stand_in["next"] = [lower]
+    monkeypatch.setattr("sys.argv", ["peak.py"])
+    peak.main()
+    assert hostpeaks.load() == lower          # not merged: the full measurement stands
+
+
+def _benchmark(name: str, monkeypatch):
+    """benchmarks/`name`.py as a module, leaving sys.path and sys.modules as they were
+    (it puts benchmarks/ on the path to import its `common`)."""
+    import importlib.util
     import sys
-    sys.path.insert(0, os.path.join(os.path.dirname(VADD), "..", "benchmarks"))
+    root = os.path.join(os.path.dirname(os.path.dirname(VADD)), "benchmarks")
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    had_common = "common" in sys.modules
+    spec = importlib.util.spec_from_file_location(f"_benchmark_{name}",
+                                                  os.path.join(root, f"{name}.py"))
+    module = importlib.util.module_from_spec(spec)
     try:
-        import peak
+        spec.loader.exec_module(module)
     finally:
-        sys.path.pop(0)
-    source = inspect.getsource(peak.main)
-    assert "hostpeaks.store(figures)" in source and "merged" not in source
+        if not had_common:
+            sys.modules.pop("common", None)
+    return module
 
 
 # ----------------------------------------------------------------------------- measured
@@ -191,15 +221,20 @@ def test_a_vector_add_in_the_l3_reads_at_most_its_ceiling(tmp_path, monkeypatch)
     if not (host().l2 < 3 * 4 * n <= host().l3 // 2):
         pytest.skip("the L3 of this host does not hold 12 MiB past its L2")
     monkeypatch.setenv("TILELANG_CACHE_DIR", str(tmp_path))
-    cache_read = hostpeaks.measure_cache_reads([1], host().l2, host().l3, 0.05)
-    hostpeaks.store(_figures(caches={"l2": host().l2, "l3": host().l3},
-                             cache_read=cache_read))
-    report = tilelang.compile(VADD).profile(sizes={"N": n}, num_threads=1, rep=30,
-                                            timers=False)
-    r = report.grids[0].roofline
+    kernel = tilelang.compile(VADD)
+    best: dict = {}
+    for _ in range(3):        # as the memo does, a figure read low on a busy host rises
+        best = hostpeaks._higher(best, hostpeaks.measure_cache_reads(
+            [1], host().l2, host().l3, 0.05))
+        hostpeaks.store(_figures(caches={"l2": host().l2, "l3": host().l3},
+                                 cache_read=best))
+        report = kernel.profile(sizes={"N": n}, num_threads=1, rep=30, timers=False)
+        r = report.grids[0].roofline
+        if r.fraction <= 1.1:
+            break
     assert r.kind == "memory"
     assert r.peaks.memory_label.startswith("L3 read, 1 thread: working set 12 MiB")
-    assert r.peaks.bytes_per_s == cache_read["l3"]["1"]
+    assert r.peaks.bytes_per_s == best["l3"]["1"]
     # against the DRAM read (10 GB/s here, 3-14 GB/s measured on this host) it read
     # several times its ceiling; against the L3's at most it, within the noise of two
     # measurements on a shared host

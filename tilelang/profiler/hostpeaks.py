@@ -79,23 +79,27 @@ def thread_counts() -> list[int]:
 
 # ----------------------------------------------------------------------------- running
 
-def _run_threads(fn, args_per_thread: list[tuple], cpu_time: bool = False) -> float:
+def _run_threads(fn, args_per_thread: list[tuple], cpu_time: bool = False,
+                 in_thread: bool = False) -> float:
     """Run `fn(*args)` once per entry on its own thread, all together; wall seconds, or
     with `cpu_time` the longest CPU time of one thread: what the cores took while they
     ran the loop, unaffected by other processes taking a core for a while on a shared
     machine (the compute peaks; a bandwidth is shared by whoever runs, so it is timed
-    by the wall clock)."""
+    by the wall clock). `in_thread`: the longest wall time of one thread's call, timed
+    in the thread (without waking and joining the threads: runs of a millisecond)."""
     barrier = threading.Barrier(len(args_per_thread) + 1)
     errors: list = []
     cpu: list[float] = []
+    wall: list[float] = []
 
     def work(args):
         barrier.wait()
-        start_cpu = time.thread_time()
+        start_cpu, start_wall = time.thread_time(), time.perf_counter()
         try:
             fn(*args)
         except BaseException as e:      # noqa: BLE001 - reported below
             errors.append(e)
+        wall.append(time.perf_counter() - start_wall)
         cpu.append(time.thread_time() - start_cpu)
     threads = [threading.Thread(target=work, args=(a,)) for a in args_per_thread]
     for t in threads:
@@ -106,7 +110,9 @@ def _run_threads(fn, args_per_thread: list[tuple], cpu_time: bool = False) -> fl
         t.join()
     if errors:
         raise errors[0]
-    return max(cpu) if cpu_time else time.perf_counter() - start
+    if cpu_time or in_thread:
+        return max(cpu if cpu_time else wall)
+    return time.perf_counter() - start
 
 
 def _flop_rate(fn, iters: int, flops_per_iter: int, threads: int, check, seconds: float,
@@ -281,14 +287,15 @@ def cache_working_sets(l2: int, l3: int, threads: int) -> dict:
     return sets
 
 
-def measure_cache_reads(counts, l2: int, l3: int, seconds: float, spell: float = 0.002
+def measure_cache_reads(counts, l2: int, l3: int, seconds: float, spell: float = 0.0005
                         ) -> dict:
     """{"l2" | "l3": {threads: bytes/s}}: the read-sum of `measure_bandwidth`, repeated
     over a working set that fits the level (`cache_working_sets`), each thread reading
-    its own part, timed by the wall clock once a first pass has brought it in. The
-    passes of one run are grown to last about `spell`, and the best of the runs made in
-    `seconds` is kept: a short spell a neighbour did not interrupt, as the profile keeps
-    a kernel's least call (one long run on a shared host reads low)."""
+    its own part, timed by the wall clock (in the threads, from their common start to
+    the last one's end) once a first pass has brought it in. The passes of one run are
+    grown to last about `spell`, and the best of the runs made in `seconds` is kept: a
+    short spell no neighbour interrupted, as the profile keeps a kernel's least call
+    (on a shared host, runs of a few milliseconds already read half the rate)."""
     jit = _Jit(stream_ir() + "\n" + read_passes_ir())
     read_sum = jit.address("read_sum")
     passes_fn = ctypes.CFUNCTYPE(ctypes.c_double, ctypes.c_void_p, ctypes.c_void_p,
@@ -304,7 +311,7 @@ def measure_cache_reads(counts, l2: int, l3: int, seconds: float, spell: float =
                 def read_part(i):
                     sums[i] = passes_fn(read_sum, src.ctypes.data + 4 * i * part,
                                         part // 8, passes)
-                return _run_threads(read_part, [(i,) for i in range(t)])
+                return _run_threads(read_part, [(i,) for i in range(t)], in_thread=True)
             passes, wall = 1, run(1)                       # the first brings it in
             while wall < spell and passes < 1 << 30:
                 passes = int(passes * max(2.0, 1.2 * spell / max(wall, 1e-6)))

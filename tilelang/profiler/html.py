@@ -113,8 +113,11 @@ def roofline_svg(grid) -> str:
                        "#4e79a7"))
     parts.append(f'<text x="{sx(ridge) + 6:.1f}" y="{sy(p.flops) - 6:.1f}">'
                  f'{_e(_si(p.flops, "FLOP/s"))} {_e(p.compute_label)}</text>')
+    # the level and threads on the chart; why that level (the working set) on hover
+    short, _, why = p.memory_label.partition(": ")
     parts.append(f'<text x="{PAD_L + 6:.1f}" y="{sy(p.bytes_per_s * x_mem_lo) - 8:.1f}">'
-                 f'{_e(_si(p.bytes_per_s, "B/s"))} {_e(p.memory_label)}</text>')
+                 f'{_e(_si(p.bytes_per_s, "B/s"))} {_e(short)}'
+                 + (f'<title>{_e(why)}</title>' if why else '') + '</text>')
     cx, cy = sx(x_point), sy(y_point)
     parts.append(f'<circle class="kernel" cx="{cx:.1f}" cy="{cy:.1f}" r="6" fill="#222" '
                  f'data-intensity="{r.intensity:.6g}" data-flops="{r.achieved_flops:.6g}">'
