@@ -15,6 +15,9 @@ from .values import TRef, Tup, const_value, describe, span_of
 _KIND = {"range": "serial", "serial": "serial", "Serial": "serial", "Parallel": "parallel",
          "parallel": "parallel", "Pipelined": "pipelined", "unroll": "unroll",
          "vectorized": "vectorized"}
+# loops that may carry an `eviction_policy` annotation: where lower_tile_ops puts a
+# T.copy's hint (its innermost loop), printed back as `T.vectorized(n, eviction_policy=...)`
+_HINTED = ("serial", "parallel", "vectorized")
 
 
 class LoopMixin:
@@ -80,6 +83,8 @@ class LoopMixin:
             params += (("num_stages", None),)
         if name == "Pipelined":             # the manual schedule (TileLang's spelling)
             params += (("order", None), ("stage", None), ("group", None))
+        if name in _HINTED:                 # the lowered form of T.copy's cache hint
+            params += (("eviction_policy", None),)
         hints = ("sync",) if name == "Pipelined" else ()
         args = bind(Sig(_spell(name), params, ignored=hints), tree, self.spans)
         start = self.eval_int(args["start"], "an integer loop bound")
@@ -93,6 +98,9 @@ class LoopMixin:
             return [self._stepped_range(start, stop if args["stop"] is not None else None,
                                         step, kind, tree)]
         ann = []
+        policy = self.eviction_policy(args.get("eviction_policy"), _spell(name))
+        if policy is not None and policy != "evict_normal":
+            ann.append(("eviction_policy", policy))
         if name == "Pipelined" and args["num_stages"] is not None:
             stages = self.const_arg(args["num_stages"], "num_stages", minimum=0)
             ann.append(("num_stages", stages))

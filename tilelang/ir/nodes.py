@@ -328,6 +328,8 @@ class Atomic(Stmt):
 
 
 LOOP_KINDS = ("serial", "parallel", "pipelined", "unroll", "vectorized")
+# T.copy's cache hints (TileLang's spelling); "evict_normal" is no hint
+EVICTION_POLICIES = ("evict_normal", "evict_first", "evict_last")
 
 
 @dataclass(frozen=True)
@@ -410,9 +412,14 @@ class Region(Node):
 class Copy(Stmt):
     """T.copy(src, dst): elementwise copy with dtype conversion. The shapes of the two
     regions agree after dropping unit dims. Out-of-bounds global reads give 0 and
-    out-of-bounds writes are dropped (made explicit by the predicate pass)."""
+    out-of-bounds writes are dropped (made explicit by the predicate pass).
+    `eviction_policy` (one of EVICTION_POLICIES) is a cache hint, no effect on values:
+    lowering carries it onto the innermost loop of the copy (its `eviction_policy`
+    annotation), where the CPU code generator streams "evict_first" stores past the
+    caches."""
     src: Region
     dst: Region
+    eviction_policy: str = "evict_normal"
     span: Span = _span()
 
     def effects(self) -> Effects:
@@ -673,4 +680,4 @@ class Module(Node):
         raise KeyError(name)
 
 
-__all__ = ["Span", "Node", "Expr", "Const", "Var", "Binary", "Unary", "Call", "Cast", "BitCast", "Select", "Buffer", "Load", "Stmt", "Seq", "Let", "Alloc", "Store", "Atomic", "For", "If", "While", "Region", "Copy", "Gemm", "Fill", "Reduce", "TileAtomic", "Prefetch", "Kernel", "PrimFunc", "Module", "Access", "Effects", "loads_in", "ACCESS_MODES", "NO_SPAN", "PeerCopy", "SignalOp", "Wait", "Barrier", "AtomicFetch", "RANK_STMTS", "first_rank_use", "RANK_QUERIES", "SIGNAL_OPS", "WAIT_CMPS", "BINARY_OPS", "COMPARISONS", "INTRINSICS", "BINARY_INTRINSICS", "BIT_INTRINSICS", "SCOPES", "ATOMIC_OPS", "LOOP_KINDS", "REDUCE_KINDS"]
+__all__ = ["Span", "Node", "Expr", "Const", "Var", "Binary", "Unary", "Call", "Cast", "BitCast", "Select", "Buffer", "Load", "Stmt", "Seq", "Let", "Alloc", "Store", "Atomic", "For", "If", "While", "Region", "Copy", "Gemm", "Fill", "Reduce", "TileAtomic", "Prefetch", "Kernel", "PrimFunc", "Module", "Access", "Effects", "loads_in", "ACCESS_MODES", "NO_SPAN", "PeerCopy", "SignalOp", "Wait", "Barrier", "AtomicFetch", "RANK_STMTS", "first_rank_use", "RANK_QUERIES", "SIGNAL_OPS", "WAIT_CMPS", "BINARY_OPS", "COMPARISONS", "INTRINSICS", "BINARY_INTRINSICS", "BIT_INTRINSICS", "SCOPES", "ATOMIC_OPS", "LOOP_KINDS", "EVICTION_POLICIES", "REDUCE_KINDS"]

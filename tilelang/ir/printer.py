@@ -150,7 +150,9 @@ def _simple(s: Stmt) -> str:
                f"{_expr(s.value, s.buffer.dtype)[0]})"
     if isinstance(s, Copy):
         src, dst = _region_pair(s.src, s.dst)
-        return f"T.copy({src}, {dst})"
+        hint = "" if s.eviction_policy == "evict_normal" else \
+            f", eviction_policy={s.eviction_policy!r}"
+        return f"T.copy({src}, {dst}{hint})"
     if isinstance(s, Fill):
         return f"T.fill({_region(s.dst)}, {_expr(s.value, s.dst.buffer.dtype)[0]})"
     if isinstance(s, Gemm):
@@ -259,7 +261,7 @@ def _loop_iterator(f: For) -> str:
     kw = [f"{k}={v!r}" for k, v in f.annotations]
     name = {"serial": "T.serial", "parallel": "T.parallel", "pipelined": "T.Pipelined",
             "unroll": "T.unroll", "vectorized": "T.vectorized"}[f.kind]
-    if f.kind == "serial" and len(bounds) == 1:
+    if f.kind == "serial" and len(bounds) == 1 and not kw:
         name = "range"
     return f"{name}({', '.join(bounds + kw)})"
 

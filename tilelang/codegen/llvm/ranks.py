@@ -17,7 +17,7 @@ from ...ir.nodes import (AtomicFetch, Barrier, Const, PeerCopy, RANK_STMTS, Sign
                          WAIT_CMPS, first_rank_use)
 from ...ir.visitor import walk
 from ...runtime.ranks import table as T
-from . import convert
+from . import convert, streaming
 from .context import entry_alloca
 from .types import I1, I32, I64, PTR, VOID, storage_type
 
@@ -187,10 +187,17 @@ class RankEmitter:
         self._check_range(s, at, ir.Constant(I64, 1), n)
         return ptr, at
 
+    def _publish(self) -> None:
+        """Before a signal, a barrier arrival or an atomic: the streaming stores so far
+        are visible first (they are weakly ordered)."""
+        if self.ctx.streams:
+            streaming.fence(self)
+
     def _s_SignalOp(self, s: SignalOp) -> None:
         ptr, _ = self._element(s)
         ptr, _ = self._peer(s, ptr, s.pe)
         value = self.expr_as(s.value, s.buffer.dtype)
+        self._publish()
         # a release store, as an exchange (llvmlite's store_atomic needs typed pointers)
         self.b.atomic_rmw("xchg" if s.op == "set" else "add", ptr, value, "seq_cst")
 
@@ -224,6 +231,7 @@ class RankEmitter:
         self._fail_if(b.icmp_signed("<", slot.dims[0], n), T.ERR_BOUNDS, s, index=n,
                       expected=slot.dims[0])
         mine = b.gep(slot.base, [rank], inbounds=True, source_etype=I32)
+        self._publish()
         epoch = b.add(b.atomic_rmw("add", mine, ir.Constant(I32, 1), "seq_cst"),
                       ir.Constant(I32, 1))
 
@@ -252,6 +260,7 @@ class RankEmitter:
     def _s_AtomicFetch(self, s: AtomicFetch) -> None:
         ptr, _ = self.address(s.buffer, s.indices)
         value = self.expr_as(s.value, s.buffer.dtype)
+        self._publish()
         self.ctx.env[s.var] = self.b.atomic_rmw("add", ptr, value, "seq_cst")
 
 

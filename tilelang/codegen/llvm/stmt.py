@@ -15,7 +15,7 @@ from ... import dtypes
 from ...diagnostics import codes_codegen as codes
 from ...ir.nodes import (Alloc, Atomic, Binary, Const, For, If, Let, Load, Prefetch, Seq,
                          Store, While)
-from . import arena, convert, dotkernel, localmem, microkernel, prefetch
+from . import arena, convert, dotkernel, localmem, microkernel, prefetch, streaming
 from .ranks import RankEmitter
 from .context import BufferSlot, entry_alloca, user_error
 from .expr import ExprEmitter
@@ -175,6 +175,8 @@ class StmtEmitter(ExprEmitter, RankEmitter):
     def _s_For(self, s: For) -> None:
         # the register-tile forms of passes/tiling.py: two k steps a bf16 dot, or one
         if dotkernel.try_emit(self, s) or microkernel.try_emit(self, s):
+            return
+        if streaming.try_emit(self, s):          # eviction_policy="evict_first"
             return
         ty = compute_type(s.var.dtype)
         lo = self.expr_as(s.min, s.var.dtype)
