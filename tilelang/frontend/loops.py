@@ -10,7 +10,7 @@ from .callargs import Sig, REQUIRED, bind
 from .errors import fail
 from .parallel_deps import check_parallel_nest
 from .regions import simplify_sub
-from .values import TRef, Tup, const_value, describe, span_of
+from .values import Str, TRef, Tup, const_value, describe, span_of
 
 _KIND = {"range": "serial", "serial": "serial", "Serial": "serial", "Parallel": "parallel",
          "parallel": "parallel", "Pipelined": "pipelined", "unroll": "unroll",
@@ -71,11 +71,17 @@ class LoopMixin:
         name = it.name
         kind = _KIND[name]
         if name == "Parallel":
-            args = bind(Sig("T.Parallel", (), varargs="extents", min_varargs=1,
-                            ignored=("coalesced_width",)), tree, self.spans)
+            args = bind(Sig("T.Parallel", (("annotations", None),), varargs="extents",
+                            min_varargs=1,
+                            ignored=("coalesced_width", "loop_layout", "prefer_async")),
+                        tree, self.spans)
             zero = Const(0, "int32", span=self.spans.of(tree))
-            return [(zero, self.eval_int(t, "an integer loop extent"), kind, ())
-                    for t in args["extents"]]
+            loops = [(zero, self.eval_int(t, "an integer loop extent"), kind, ())
+                     for t in args["extents"]]
+            ann = self._parallel_annotations(args["annotations"])
+            if ann:         # on the innermost loop, the one whose stores it is about
+                loops[-1] = loops[-1][:3] + (ann,)
+            return loops
         params = (("start", REQUIRED), ("stop", None))
         if name in ("range", "serial", "Serial", "unroll"):
             params += (("step", None),)
@@ -109,6 +115,29 @@ class LoopMixin:
                 if args[key] is not None:
                     ann.append((key, self._int_list(args[key], key, nested)))
         return [(lo, extent, kind, tuple(sorted(ann)))]
+
+    def _parallel_annotations(self, tree) -> tuple:
+        """`T.Parallel(..., annotations={"eviction_policy": "evict_first"})`: the cache
+        hint of the loop's stores (TileLang's loop annotations; other keys are GPU
+        scheduling hints, accepted with no effect)."""
+        if tree is None:
+            return ()
+        if not (isinstance(tree, Tree) and tree.data == "dict"):
+            raise fail(CT.NOT_CONSTANT, "`annotations=` of T.Parallel must be a dict "
+                       "literal", self.spans.of(tree), "not a dict")
+        ann = []
+        for item in tree.children:
+            if item is None:
+                continue
+            key = self.eval(item.children[0])
+            if not isinstance(key, Str):
+                raise fail(CT.NOT_CONSTANT, "an annotation's key must be a string",
+                           self.spans.of(item.children[0]), f"{describe(key)}")
+            if key.value == "eviction_policy":
+                policy = self.eviction_policy(item.children[1], "T.Parallel")
+                if policy != "evict_normal":
+                    ann.append(("eviction_policy", policy))
+        return tuple(ann)
 
     def _stepped_range(self, start, stop, step_tree, kind, tree):
         """`range(a, b, s)`: s.. counted from 0 for ceil((b - a) / s) iterations; the

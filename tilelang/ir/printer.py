@@ -203,7 +203,8 @@ def _alloc(s: Alloc) -> str:
         init = "" if s.init is None else f", init={_expr(s.init, b.dtype)[0]}"
         return f'{b.name} = T.alloc_var("{b.dtype}"{init})'
     if s.source is not None:
-        return f'{b.name} = T.Tensor({_shape(b.shape)}, "{b.dtype}", {s.source.name}.data)'
+        pe = "" if s.pe is None else f", pe={_expr(s.pe)[0]}"
+        return f'{b.name} = T.Tensor({_shape(b.shape)}, "{b.dtype}", {s.source.name}.data{pe})'
     place = "" if s.offset is None else f", offset={s.offset}, align={s.align}"
     return f'{b.name} = T.alloc_{b.scope}({_shape(b.shape)}, "{b.dtype}"{place})'
 

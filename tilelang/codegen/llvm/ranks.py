@@ -14,7 +14,7 @@ from llvmlite import ir
 
 from ... import dtypes
 from ...ir.nodes import (AtomicFetch, Barrier, Const, PeerCopy, RANK_STMTS, SignalOp, Wait,
-                         WAIT_CMPS, first_rank_use)
+                         WAIT_CMPS, first_rank_use, is_peer_view)
 from ...ir.visitor import walk
 from ...runtime.ranks import table as T
 from . import convert, streaming
@@ -37,7 +37,7 @@ def uses_ranks(func) -> bool:
 def rank_sites(func) -> list:
     """The statements that may fail at run time, in a fixed order: the manifest lists
     them and the table's ERR_SITE indexes them."""
-    return [n for n in walk(func.body) if isinstance(n, RANK_STMTS)]
+    return [n for n in walk(func.body) if isinstance(n, RANK_STMTS) or is_peer_view(n)]
 
 
 def symmetric_buffers(func) -> list:
@@ -46,6 +46,8 @@ def symmetric_buffers(func) -> list:
     for n in walk(func.body):
         if isinstance(n, PeerCopy):
             b = n.remote
+        elif is_peer_view(n):
+            b = n.source
         elif isinstance(n, (SignalOp, Barrier)) or (isinstance(n, Wait) and not _local(n.pe)):
             b = n.buffer
         else:

@@ -4,17 +4,18 @@
 again soon; `lower_tile_ops` puts the hint on the copy's innermost loop. Written through
 the caches, every destination line would first be read for ownership and then evict
 something useful; a non-temporal store writes whole lines to memory instead. x86 has
-them for aligned full vectors only, so a loop of at least a line's worth of elements
-is emitted in three parts (a shorter one is the plain loop):
+them for aligned full vectors only. A loop whose destination starts on a 64-byte line
+boundary, with at least a line's worth of elements, is emitted as
 
-    head   the elements before the first 64-byte boundary, stored one by one
-    lines  every whole 64-byte line after it: each lane's value computed as the loop
-           body computes it, the lanes gathered into one vector, stored `!nontemporal`
-           at alignment 64
-    tail   the elements after the last whole line, stored one by one
+    lines  every whole line: each lane's value computed as the loop body computes it,
+           the lanes gathered into one vector, stored `!nontemporal` at alignment 64
+    tail   the elements after the last whole line: the line's worth of elements up to
+           the end computed as one vector into the stack, then stored one by one
 
-(Masked vector stores for the partial lines measured twice as slow on the whole loop as
-these few scalar stores.)
+and any other as the plain loop. A destination off the line boundary is not streamed
+at all: each block would then leave partial lines at both ends, stored through the
+cache next to lines in flight to memory, and that measured slower than plain stores
+throughout (so are masked vector stores for the partial lines).
 
 This applies when the body is one unguarded store to a global tensor, at unit stride
 along the loop, of a value that does not read the stored tensor; anything else (a guarded
@@ -33,6 +34,7 @@ from ... import dtypes
 from ...ir.nodes import Binary, For, Load, Store, Var
 from ...ir.visitor import walk
 from . import convert
+from .context import entry_alloca
 from .metadata import loop_metadata
 from .types import I32, I64, VOID, compute_type, storage_type
 
@@ -111,52 +113,67 @@ def _emit(em, loop: For, store: Store) -> None:
     hi = b.add(lo, n)
     em.ctx.env[loop.var] = lo
     first, _ = em.address(store.buffer, store.indices, inbounds=False)
-    mis = b.and_(b.ptrtoint(first, I64), ir.Constant(I64, LINE - 1))
-    # elements before the first line boundary (lines need elements aligned to their size)
-    to_line = b.udiv(b.and_(b.sub(ir.Constant(I64, LINE), mis), ir.Constant(I64, LINE - 1)),
-                     ir.Constant(I64, elem))
-    aligned = b.icmp_unsigned("==", b.urem(mis, ir.Constant(I64, elem)), ir.Constant(I64, 0))
-    plain = b.or_(b.icmp_signed("<", n, ir.Constant(ty, lanes)), b.not_(aligned))
-    with b.if_else(plain) as (then, otherwise):
-        with then:               # under a line, or misaligned elements: the plain loop
+    on_line = b.icmp_unsigned("==", b.and_(b.ptrtoint(first, I64), ir.Constant(I64, LINE - 1)),
+                              ir.Constant(I64, 0))
+    stream = b.and_(on_line, b.icmp_signed(">=", n, ir.Constant(ty, lanes)))
+    with b.if_else(stream) as (then, otherwise):
+        with then:
+            count = b.sdiv(n, ir.Constant(ty, lanes))
+            tail_at = b.add(lo, b.mul(count, ir.Constant(ty, lanes)))
+            em.counted_loop(ty, ir.Constant(ty, 0), count,
+                            lambda k: _line(em, loop, store, b.add(lo, b.mul(
+                                k, ir.Constant(ty, lanes), flags=("nsw",)), flags=("nsw",)),
+                                lanes), None, f"{loop.var.name}.lines")
+            last = b.sub(hi, ir.Constant(ty, lanes))
+            _partial(em, loop, store, last, b.sub(tail_at, last), ir.Constant(ty, lanes))
+        with otherwise:     # not on a line boundary, or under a line: the plain loop
             em.counted_loop(ty, lo, hi, lambda iv: em._loop_body(loop, iv),
                             loop_metadata(em.ctx.module, loop.kind, False),
                             f"{loop.var.name}.plain")
-        with otherwise:
-            head = b.trunc(to_line, ty) if ty != I64 else to_line
-            _emit_lines(em, loop, store, lo, hi, b.add(lo, head), lanes, ty)
 
 
-def _emit_lines(em, loop: For, store: Store, lo, hi, lines_at, lanes: int, ty) -> None:
-    """hi - lo >= lanes, `lines_at` the first element on a line boundary: the elements
-    before it and those after the last whole line stored one by one, every whole line
-    streamed."""
-    b = em.b
-    count = b.sdiv(b.sub(hi, lines_at), ir.Constant(ty, lanes))
-    tail_at = b.add(lines_at, b.mul(count, ir.Constant(ty, lanes)))
-    body = lambda iv: em._loop_body(loop, iv)                              # noqa: E731
-    em.counted_loop(ty, lo, lines_at, body, None, f"{loop.var.name}.head")
-    em.counted_loop(ty, ir.Constant(ty, 0), count,
-                    lambda k: _line(em, loop, store, b.add(lines_at, b.mul(
-                        k, ir.Constant(ty, lanes), flags=("nsw",)), flags=("nsw",)),
-                        lanes), None, f"{loop.var.name}.lines")
-    em.counted_loop(ty, tail_at, hi, body, None, f"{loop.var.name}.tail")
-
-
-def _line(em, loop: For, store: Store, base, lanes: int) -> None:
-    """One destination line: `lanes` values computed as the body computes them, gathered
-    into one vector, one non-temporal store."""
+def _lanes(em, loop: For, store: Store, base, lanes: int) -> ir.Value:
+    """The stored values of elements base .. base + lanes - 1, as the body computes
+    them, gathered into one vector (LLVM's SLP vectoriser turns the lanes into vector
+    code)."""
     b, dt = em.b, store.buffer.dtype
     ty = base.type
     vec = ir.Constant(ir.VectorType(storage_type(dt), lanes), ir.Undefined)
     for k in range(lanes):
         em.ctx.env[loop.var] = b.add(base, ir.Constant(ty, k), flags=("nsw",)) if k else base
-        value = convert.to_storage(b, dt, em.expr_as(store.value, dt))
-        vec = b.insert_element(vec, value, ir.Constant(I32, k))
+        vec = b.insert_element(vec, em.storage_value(store.value, dt), ir.Constant(I32, k))
     em.ctx.env[loop.var] = base
+    return vec
+
+
+def _line(em, loop: For, store: Store, base, lanes: int) -> None:
+    """One destination line, one non-temporal store."""
+    vec = _lanes(em, loop, store, base, lanes)
     ptr, _ = em.address(store.buffer, store.indices)
-    inst = b.store(vec, ptr, align=LINE)
+    inst = em.b.store(vec, ptr, align=LINE)
     inst.set_metadata("nontemporal", em.ctx.module.add_metadata([ir.Constant(I32, 1)]))
+
+
+def _partial(em, loop: For, store: Store, base, first, end) -> None:
+    """Elements base + first .. base + end - 1 (the part of the last line the loop
+    writes): the line's worth of elements up to the end computed as one vector into the
+    stack, then one plain store each (cheaper than a masked vector store here)."""
+    b, dt = em.b, store.buffer.dtype
+    elem = storage_type(dt)
+    lanes = LINE // dtypes.nbytes(dt)
+    slot = entry_alloca(em.ctx, ir.ArrayType(elem, lanes), "tail.lanes", LINE)
+    with b.if_then(b.icmp_signed("<", first, end)):     # a loop of whole lines has none
+        b.store(_lanes(em, loop, store, base, lanes), slot, align=LINE)
+        _, align = em.address(store.buffer, store.indices, inbounds=False)
+
+        def one(k):
+            em.ctx.env[loop.var] = b.add(base, k, flags=("nsw",))
+            ptr, _ = em.address(store.buffer, store.indices)
+            value = b.load(b.gep(slot, [k], inbounds=True, source_etype=elem), typ=elem,
+                           align=dtypes.nbytes(dt))
+            b.store(value, ptr, align=align)
+
+        em.counted_loop(base.type, first, end, one, None, f"{loop.var.name}.tail")
 
 
 __all__ = ["streams", "uses_streams", "try_emit", "fence", "LINE"]
