@@ -1,7 +1,7 @@
 """Expert-parallel dispatch and combine (tilelang.ep), DeepEP's test shape scaled down
 (4096 tokens, hidden 7168, top-8 of 256 experts), fp8 dispatch and bf16 combine.
 
-    python benchmarks/ep.py [--tokens 4096] [--hidden 7168] [--turns 5] [--skip-mpi]
+    python benchmarks/ep.py [--tokens 4096] [--hidden 7168] [--turns 9] [--skip-mpi]
 
 - shm, 2 ranks of one thread each: bandwidth by DeepEP's definition (bytes of token
   data received / time) beside numpy copying the same bytes into the peer's shared
@@ -64,7 +64,7 @@ def main() -> None:
     ap.add_argument("--hidden", type=int, default=7168)
     ap.add_argument("--topk", type=int, default=8)
     ap.add_argument("--experts", type=int, default=256)
-    ap.add_argument("--turns", type=int, default=5)
+    ap.add_argument("--turns", type=int, default=9)
     ap.add_argument("--skip-mpi", action="store_true")
     args = ap.parse_args()
     shape = [args.tokens, args.hidden, args.topk, args.experts, args.turns]

@@ -11,6 +11,7 @@ import ml_dtypes
 import numpy as np
 
 import tilelang.ep as ep
+from tilelang.ep.arrays import aligned_empty
 
 
 def setup(group, num_tokens, hidden, num_topk, num_experts):
@@ -80,8 +81,10 @@ def shm_bench(group, args):
     peer8 = heap.view(off, (fp8_bytes,), np.uint8, rank=peer)
     peer16 = heap.view(off, (bf16_bytes,), np.uint8, rank=peer)
     # the combined rows go into one array, as a caching allocator would hand out (a new
-    # numpy array of this size would be page-faulted in on every call)
-    out = np.zeros((num_tokens, hidden), ml_dtypes.bfloat16)
+    # numpy array of this size would be page-faulted in on every call), starting on a
+    # cache line as torch's CPU allocator aligns them (64 bytes)
+    out = aligned_empty((num_tokens, hidden), ml_dtypes.bfloat16)
+    out[:] = 0
     t = alternate(group, {
         "dispatch": lambda: buffer.dispatch((q, scales), **layout),
         "dispatch_cached": lambda: buffer.dispatch((q, scales), handle=handle),

@@ -226,13 +226,17 @@ def scenario_ring():
     sig, bar = heap.alloc((16,), np.int32), heap.alloc((16,), np.int32)
     back, counter = np.zeros((N, 64), np.float32), np.zeros(1, np.int32)
     slots, ids = np.zeros(N, np.int32), np.zeros(2, np.int32)
+    pulled, pushed = np.zeros((N, 64), np.float32), heap.alloc((N, 64), np.float32)
     group.barrier()
     for rep in range(2):                         # barriers and signals keep counting
-        k(x, recv, back, sig, bar, counter, slots, ids)
+        k(x, recv, back, sig, bar, counter, slots, ids, pulled, pushed)
+    group.barrier()                              # every rank has streamed into `pushed`
     prev = (me - 1) % R
     assert np.array_equal(recv, prev * 100 + np.arange(N, dtype=np.float32)[:, None] +
                           np.zeros((1, 64), np.float32))
     assert np.array_equal(back, x)               # my rows, read back from the next rank
+    assert np.array_equal(pulled, x)             # ... and through a view of its `recv`
+    assert np.array_equal(pushed, recv)          # the previous rank's rows, streamed
     assert sorted(slots) == list(range(N, 2 * N)) and counter[0] == 2 * N
     assert ids.tolist() == [me, R]
     assert sig[prev] == 2 * N and bar[:R].tolist() == [2 * N] * R

@@ -93,7 +93,7 @@ def test_tcsim_refuses_ranks():
     with pytest.raises(TileLangError) as info:
         tilelang.compile(str(RING), target="tcsim:tiny")
     d = info.value.diagnostics[0]
-    assert d.code == "TL0902" and d.primary.line == 17, info.value.render()
+    assert d.code == "TL0902" and d.primary.line == 19, info.value.render()
 
 
 @pytest.fixture
@@ -203,4 +203,4 @@ def test_c_header_takes_the_rank_table(tmp_path):
     result = CliRunner().invoke(main, ["compile", str(RING), "-o", str(out)])
     assert result.exit_code == 0, result.output
     header = (tmp_path / "ring.h").read_text()
-    assert "int32_t *ids, int64_t N, int64_t *rank_table);" in header
+    assert "float *pushed, int64_t N, int64_t *rank_table);" in header

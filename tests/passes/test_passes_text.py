@@ -103,6 +103,50 @@ def test_lower_copy_with_cast_and_unit_dims():
     """)
 
 
+def test_lower_copy_puts_its_cache_hint_on_the_innermost_loop():
+    check(lower_tile_ops, """
+        @T.prim_func
+        def kern(A: T.Tensor((16, 8), "float32"), B: T.Tensor((16, 8), "bfloat16")):
+            with T.Kernel(2, threads=1) as bx:
+                S = T.alloc_shared((8, 8), "float32")
+                T.copy(A[bx * 8, 0], S, eviction_policy="evict_last")
+                T.copy(S, B[bx * 8, 0], eviction_policy="evict_first")
+    """, """
+        @T.prim_func
+        def kern(A: T.Tensor((16, 8), "float32"), B: T.Tensor((16, 8), "bfloat16")):
+            with T.Kernel(2, threads=1) as bx:
+                S = T.alloc_shared((8, 8), "float32")
+                for i in T.Parallel(8):
+                    for j in T.parallel(8, eviction_policy="evict_last"):
+                        S[i, j] = A[bx * 8 + i, j]
+                for i_0 in T.Parallel(8):
+                    for j_0 in T.parallel(8, eviction_policy="evict_first"):
+                        B[bx * 8 + i_0, j_0] = T.cast(S[i_0, j_0], "bfloat16")
+    """)
+
+
+def test_vectorize_keeps_the_cache_hint_of_a_copy_loop():
+    check(vectorize, """
+        @T.prim_func
+        def kern(B: T.Tensor((16, 8), "float32"), n: T.int32):
+            with T.Kernel(2, threads=1) as bx:
+                for i in T.Parallel(8):
+                    for j in T.parallel(8, eviction_policy="evict_first"):
+                        B[bx * 8 + i, j] = 1.0
+                for j in T.parallel(n, eviction_policy="evict_first"):
+                    B[bx, j] = 2.0
+    """, """
+        @T.prim_func
+        def kern(B: T.Tensor((16, 8), "float32"), n: T.int32):
+            with T.Kernel(2, threads=1) as bx:
+                for i in T.serial(8):
+                    for j in T.vectorized(8, eviction_policy="evict_first"):
+                        B[bx * 8 + i, j] = 1.0
+                for j in T.serial(n, eviction_policy="evict_first"):
+                    B[bx, j] = 2.0
+    """)
+
+
 def test_lower_fill_and_clear():
     check(lower_tile_ops, """
         @T.prim_func

@@ -87,6 +87,13 @@ on chip). The region needs its extents (a whole tensor or slices); `parts` is a
 positive integer constant and `part` an integer expression: part p of n fetches the
 p-th of n equal runs of the region's rows.
 """)
+BAD_EVICTION_POLICY = register("TL0320", "bad eviction_policy", """
+`T.copy(src, dst, eviction_policy=...)` takes one of TileLang's cache hints, a string
+constant: "evict_normal" (no hint, as leaving it out), "evict_first" (the copied data
+will not be read again soon: on the CPU the stores to a global tensor stream past the
+caches, non-temporal, in whole aligned 64-byte lines) or "evict_last". The hint never
+changes the result; tcsim ignores it.
+""")
 
 OUT_OF_RANGE_ARG = register("TL0390", "argument out of range", """
 A compile-time argument of the kernel structure has a value it cannot take:

@@ -36,4 +36,15 @@ def check(a, name: str, ndim: int, kinds: tuple, rows: int | None = None,
     return np.ascontiguousarray(a)
 
 
-__all__ = ["to_numpy", "from_numpy", "check"]
+def aligned_empty(shape: tuple, dtype, align: int = 64) -> np.ndarray:
+    """An uninitialised array whose data starts on an `align`-byte boundary, as torch's
+    CPU allocator hands them out (numpy's large arrays start 16 bytes past one): the
+    combine kernel streams its rows past the caches only from a cache-line boundary."""
+    dt = np.dtype(dtype)
+    count = int(np.prod(shape))
+    raw = np.empty(count * dt.itemsize + align, np.uint8)
+    skip = -raw.ctypes.data % align
+    return raw[skip:skip + count * dt.itemsize].view(dt).reshape(shape)
+
+
+__all__ = ["to_numpy", "from_numpy", "check", "aligned_empty"]

@@ -17,7 +17,7 @@ import numpy as np
 from .. import dtypes
 from ..ops.ep import combine_kernels, dispatch_kernels, layout_kernels
 from . import transport
-from .arrays import check, from_numpy, to_numpy
+from .arrays import aligned_empty, check, from_numpy, to_numpy
 from .errors import BufferTooSmallError, RoutingError
 from .events import Config, EventOverlap
 from .handle import Handle
@@ -388,7 +388,7 @@ class Buffer:
         k, hidden = (0 if w is None else w.shape[1]), a.shape[1]
         comb_x, comb_w = self._combine_inputs(plan, a, w, k)
         num_tokens = handle.slots.shape[0]
-        out_x = np.empty((num_tokens, hidden), a.dtype) if out is None else \
+        out_x = aligned_empty((num_tokens, hidden), a.dtype) if out is None else \
             check(to_numpy(out, "out")[0], "out", 2, (dtypes.from_numpy(a.dtype),),
                   num_tokens, hidden)
         out_w = np.empty((num_tokens, k), np.float32)

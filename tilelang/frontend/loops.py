@@ -10,11 +10,14 @@ from .callargs import Sig, REQUIRED, bind
 from .errors import fail
 from .parallel_deps import check_parallel_nest
 from .regions import simplify_sub
-from .values import TRef, Tup, const_value, describe, span_of
+from .values import Str, TRef, Tup, const_value, describe, span_of
 
 _KIND = {"range": "serial", "serial": "serial", "Serial": "serial", "Parallel": "parallel",
          "parallel": "parallel", "Pipelined": "pipelined", "unroll": "unroll",
          "vectorized": "vectorized"}
+# loops that may carry an `eviction_policy` annotation: where lower_tile_ops puts a
+# T.copy's hint (its innermost loop), printed back as `T.vectorized(n, eviction_policy=...)`
+_HINTED = ("serial", "parallel", "vectorized")
 
 
 class LoopMixin:
@@ -68,11 +71,17 @@ class LoopMixin:
         name = it.name
         kind = _KIND[name]
         if name == "Parallel":
-            args = bind(Sig("T.Parallel", (), varargs="extents", min_varargs=1,
-                            ignored=("coalesced_width",)), tree, self.spans)
+            args = bind(Sig("T.Parallel", (("annotations", None),), varargs="extents",
+                            min_varargs=1,
+                            ignored=("coalesced_width", "loop_layout", "prefer_async")),
+                        tree, self.spans)
             zero = Const(0, "int32", span=self.spans.of(tree))
-            return [(zero, self.eval_int(t, "an integer loop extent"), kind, ())
-                    for t in args["extents"]]
+            loops = [(zero, self.eval_int(t, "an integer loop extent"), kind, ())
+                     for t in args["extents"]]
+            ann = self._parallel_annotations(args["annotations"])
+            if ann:         # on the innermost loop, the one whose stores it is about
+                loops[-1] = loops[-1][:3] + (ann,)
+            return loops
         params = (("start", REQUIRED), ("stop", None))
         if name in ("range", "serial", "Serial", "unroll"):
             params += (("step", None),)
@@ -80,6 +89,8 @@ class LoopMixin:
             params += (("num_stages", None),)
         if name == "Pipelined":             # the manual schedule (TileLang's spelling)
             params += (("order", None), ("stage", None), ("group", None))
+        if name in _HINTED:                 # the lowered form of T.copy's cache hint
+            params += (("eviction_policy", None),)
         hints = ("sync",) if name == "Pipelined" else ()
         args = bind(Sig(_spell(name), params, ignored=hints), tree, self.spans)
         start = self.eval_int(args["start"], "an integer loop bound")
@@ -93,6 +104,9 @@ class LoopMixin:
             return [self._stepped_range(start, stop if args["stop"] is not None else None,
                                         step, kind, tree)]
         ann = []
+        policy = self.eviction_policy(args.get("eviction_policy"), _spell(name))
+        if policy is not None and policy != "evict_normal":
+            ann.append(("eviction_policy", policy))
         if name == "Pipelined" and args["num_stages"] is not None:
             stages = self.const_arg(args["num_stages"], "num_stages", minimum=0)
             ann.append(("num_stages", stages))
@@ -101,6 +115,29 @@ class LoopMixin:
                 if args[key] is not None:
                     ann.append((key, self._int_list(args[key], key, nested)))
         return [(lo, extent, kind, tuple(sorted(ann)))]
+
+    def _parallel_annotations(self, tree) -> tuple:
+        """`T.Parallel(..., annotations={"eviction_policy": "evict_first"})`: the cache
+        hint of the loop's stores (TileLang's loop annotations; other keys are GPU
+        scheduling hints, accepted with no effect)."""
+        if tree is None:
+            return ()
+        if not (isinstance(tree, Tree) and tree.data == "dict"):
+            raise fail(CT.NOT_CONSTANT, "`annotations=` of T.Parallel must be a dict "
+                       "literal", self.spans.of(tree), "not a dict")
+        ann = []
+        for item in tree.children:
+            if item is None:
+                continue
+            key = self.eval(item.children[0])
+            if not isinstance(key, Str):
+                raise fail(CT.NOT_CONSTANT, "an annotation's key must be a string",
+                           self.spans.of(item.children[0]), f"{describe(key)}")
+            if key.value == "eviction_policy":
+                policy = self.eviction_policy(item.children[1], "T.Parallel")
+                if policy != "evict_normal":
+                    ann.append(("eviction_policy", policy))
+        return tuple(ann)
 
     def _stepped_range(self, start, stop, step_tree, kind, tree):
         """`range(a, b, s)`: s.. counted from 0 for ceil((b - a) / s) iterations; the

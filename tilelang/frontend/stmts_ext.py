@@ -45,7 +45,8 @@ class StmtExtMixin:
         if not (isinstance(callee, TRef) and callee.name in ("Tensor", "Buffer")):
             return None
         args = bind(Sig(f"T.{callee.name}", (("shape", REQUIRED), ("dtype", "float32"),
-                                              ("data", None))), value_tree, self.spans)
+                                              ("data", None), ("pe", None))),
+                    value_tree, self.spans)
         if args["data"] is None:
             return None
         data = self.eval(args["data"])
@@ -63,9 +64,20 @@ class StmtExtMixin:
         shape = self._view_shape(self.eval(args["shape"]))
         name, tspan = str(target.children[0]), self.spans.of(target)
         self._check_new_buffer(name, tspan)
+        pe = self._view_rank(args["pe"])
         buf = Buffer(self.fresh(name), shape, dtype, "global", span=tspan)
         self.scope.bind(name, buf, "alloc")
-        return [Alloc(buf, source=src, span=span)]
+        return [Alloc(buf, source=src, pe=pe, span=span)]
+
+    def _view_rank(self, tree):
+        """`pe=r` of a view: the rank whose copy of the tensor it sees (a peer view)."""
+        if tree is None:
+            return None
+        if not self.in_kernel:
+            raise fail(CT.BAD_PARAM_TYPE, "a view of another rank's tensor (`pe=`) is "
+                       "declared inside T.Kernel", self.spans.of(tree), "outside the kernel",
+                       help="move the view into the kernel body")
+        return self.eval_int(tree, "the rank of a view (pe=)")
 
     def _view_shape(self, value) -> tuple:
         items = value.items if isinstance(value, Tup) else (value,)

@@ -7,14 +7,14 @@ from lark import Tree
 from .. import dtypes
 from ..diagnostics import codes_tileops as C3, codes_types as CT
 from ..ir.nodes import (Const, Buffer, Alloc, Copy, Gemm, Fill, Reduce, Atomic, TileAtomic,
-                        Prefetch, Region, Store)
+                        Prefetch, Region, Store, EVICTION_POLICIES)
 from .callargs import Sig, REQUIRED, bind
 from .errors import fail
 from .intrinsics import dtype_of
 from .regions import region_arg, pair, fmt_extents
 from .promotion import is_strict
-from .values import (Lit, BufRef, Tup, Var, as_expr, kind_of, lit_to, const_int, const_value,
-                     describe, span_of, cast_value, convert_to)
+from .values import (Lit, BufRef, Tup, Var, Str, NoneVal, as_expr, kind_of, lit_to,
+                     const_int, const_value, describe, span_of, cast_value, convert_to)
 
 # T.alloc_reducer: a fragment whose elements T.Parallel iterations accumulate into
 # (`r[i] += x[i, j]`); both targets run such an update in order, so it needs no replicas
@@ -60,13 +60,29 @@ class TileOpMixin:
 
     # ------------------------------------------------------------------ copy / fill
     def _op_copy(self, tree, span):
-        args = bind(Sig("T.copy", (("src", REQUIRED), ("dst", REQUIRED)),
-                        ignored=("coalesced_width", "disable_tma", "eviction_policy")),
+        args = bind(Sig("T.copy", (("src", REQUIRED), ("dst", REQUIRED),
+                                   ("eviction_policy", None)),
+                        ignored=("coalesced_width", "disable_tma")),
                     tree, self.spans)
         src = region_arg(self, args["src"], "the source of T.copy", dynamic=True)
         dst = region_arg(self, args["dst"], "the destination of T.copy", dynamic=True)
         s, d = pair(src, dst, "T.copy")
-        return Copy(s, d, span=span)
+        policy = self.eviction_policy(args["eviction_policy"], "T.copy")
+        return Copy(s, d, eviction_policy=policy or "evict_normal", span=span)
+
+    def eviction_policy(self, tree, what: str) -> str | None:
+        """The value of an `eviction_policy=` argument (None when not given)."""
+        if tree is None:
+            return None
+        v = self.eval(tree)
+        if isinstance(v, NoneVal):
+            return None
+        if not isinstance(v, Str) or v.value not in EVICTION_POLICIES:
+            choices = ", ".join(f'"{p}"' for p in EVICTION_POLICIES)
+            raise fail(C3.BAD_EVICTION_POLICY, f"eviction_policy of {what} must be one of "
+                       f"{choices}", self.spans.of(tree), "unknown cache hint"
+                       if isinstance(v, Str) else f"{describe(v)}, not a string constant")
+        return v.value
 
     def _op_fill(self, tree, span):
         args = bind(Sig("T.fill", (("buffer", REQUIRED), ("value", REQUIRED))), tree,

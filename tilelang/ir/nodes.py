@@ -284,18 +284,24 @@ class Alloc(Stmt):
 
     A global buffer with a `source` is a view, `T.Tensor(shape, dtype, src.data)`: the
     memory of the global tensor `source` (same dtype, C-contiguous) seen with another
-    shape, inside the kernel or before it; it has no memory of its own."""
+    shape, inside the kernel or before it; it has no memory of its own. A view with a
+    `pe` (`T.Tensor(shape, dtype, src.data, pe=r)`, inside a kernel) sees the copy of
+    `source` in the symmetric heap of rank `pe` (-1: this rank): loads and stores through
+    it read and write that rank's memory, as TileScale's peer addresses do."""
     buffer: Buffer
     init: Expr | None = None
     offset: int | None = None
     align: int | None = None
     source: Buffer | None = None
+    pe: Expr | None = None
     span: Span = _span()
 
     def effects(self) -> Effects:
+        reads = Effects() if self.pe is None else loads_in(self.pe)
         if self.init is None:
-            return Effects()
-        return loads_in(self.init) | Effects((Access(self.buffer, "write", whole=True),))
+            return reads
+        return reads | loads_in(self.init) | \
+            Effects((Access(self.buffer, "write", whole=True),))
 
 
 @dataclass(frozen=True)
@@ -328,6 +334,8 @@ class Atomic(Stmt):
 
 
 LOOP_KINDS = ("serial", "parallel", "pipelined", "unroll", "vectorized")
+# T.copy's cache hints (TileLang's spelling); "evict_normal" is no hint
+EVICTION_POLICIES = ("evict_normal", "evict_first", "evict_last")
 
 
 @dataclass(frozen=True)
@@ -410,9 +418,14 @@ class Region(Node):
 class Copy(Stmt):
     """T.copy(src, dst): elementwise copy with dtype conversion. The shapes of the two
     regions agree after dropping unit dims. Out-of-bounds global reads give 0 and
-    out-of-bounds writes are dropped (made explicit by the predicate pass)."""
+    out-of-bounds writes are dropped (made explicit by the predicate pass).
+    `eviction_policy` (one of EVICTION_POLICIES) is a cache hint, no effect on values:
+    lowering carries it onto the innermost loop of the copy (its `eviction_policy`
+    annotation), where the CPU code generator streams "evict_first" stores past the
+    caches."""
     src: Region
     dst: Region
+    eviction_policy: str = "evict_normal"
     span: Span = _span()
 
     def effects(self) -> Effects:
@@ -599,10 +612,15 @@ def first_rank_use(node: Node) -> Node | None:
     previous value is an atomic of one device.)"""
     from .visitor import walk
     for n in walk(node):
-        if isinstance(n, RANK_STMTS) or (
+        if isinstance(n, RANK_STMTS) or is_peer_view(n) or (
                 isinstance(n, Call) and n.name in RANK_QUERIES):
             return n
     return None
+
+
+def is_peer_view(n: Node) -> bool:
+    """A view of a tensor's copy on another rank (`T.Tensor(..., X.data, pe=r)`)."""
+    return isinstance(n, Alloc) and n.pe is not None
 
 
 # ----------------------------------------------------------------------------- functions
@@ -673,4 +691,4 @@ class Module(Node):
         raise KeyError(name)
 
 
-__all__ = ["Span", "Node", "Expr", "Const", "Var", "Binary", "Unary", "Call", "Cast", "BitCast", "Select", "Buffer", "Load", "Stmt", "Seq", "Let", "Alloc", "Store", "Atomic", "For", "If", "While", "Region", "Copy", "Gemm", "Fill", "Reduce", "TileAtomic", "Prefetch", "Kernel", "PrimFunc", "Module", "Access", "Effects", "loads_in", "ACCESS_MODES", "NO_SPAN", "PeerCopy", "SignalOp", "Wait", "Barrier", "AtomicFetch", "RANK_STMTS", "first_rank_use", "RANK_QUERIES", "SIGNAL_OPS", "WAIT_CMPS", "BINARY_OPS", "COMPARISONS", "INTRINSICS", "BINARY_INTRINSICS", "BIT_INTRINSICS", "SCOPES", "ATOMIC_OPS", "LOOP_KINDS", "REDUCE_KINDS"]
+__all__ = ["Span", "Node", "Expr", "Const", "Var", "Binary", "Unary", "Call", "Cast", "BitCast", "Select", "Buffer", "Load", "Stmt", "Seq", "Let", "Alloc", "Store", "Atomic", "For", "If", "While", "Region", "Copy", "Gemm", "Fill", "Reduce", "TileAtomic", "Prefetch", "Kernel", "PrimFunc", "Module", "Access", "Effects", "loads_in", "ACCESS_MODES", "NO_SPAN", "PeerCopy", "SignalOp", "Wait", "Barrier", "AtomicFetch", "RANK_STMTS", "first_rank_use", "is_peer_view", "RANK_QUERIES", "SIGNAL_OPS", "WAIT_CMPS", "BINARY_OPS", "COMPARISONS", "INTRINSICS", "BINARY_INTRINSICS", "BIT_INTRINSICS", "SCOPES", "ATOMIC_OPS", "LOOP_KINDS", "EVICTION_POLICIES", "REDUCE_KINDS"]

@@ -150,7 +150,9 @@ def _simple(s: Stmt) -> str:
                f"{_expr(s.value, s.buffer.dtype)[0]})"
     if isinstance(s, Copy):
         src, dst = _region_pair(s.src, s.dst)
-        return f"T.copy({src}, {dst})"
+        hint = "" if s.eviction_policy == "evict_normal" else \
+            f", eviction_policy={s.eviction_policy!r}"
+        return f"T.copy({src}, {dst}{hint})"
     if isinstance(s, Fill):
         return f"T.fill({_region(s.dst)}, {_expr(s.value, s.dst.buffer.dtype)[0]})"
     if isinstance(s, Gemm):
@@ -201,7 +203,8 @@ def _alloc(s: Alloc) -> str:
         init = "" if s.init is None else f", init={_expr(s.init, b.dtype)[0]}"
         return f'{b.name} = T.alloc_var("{b.dtype}"{init})'
     if s.source is not None:
-        return f'{b.name} = T.Tensor({_shape(b.shape)}, "{b.dtype}", {s.source.name}.data)'
+        pe = "" if s.pe is None else f", pe={_expr(s.pe)[0]}"
+        return f'{b.name} = T.Tensor({_shape(b.shape)}, "{b.dtype}", {s.source.name}.data{pe})'
     place = "" if s.offset is None else f", offset={s.offset}, align={s.align}"
     return f'{b.name} = T.alloc_{b.scope}({_shape(b.shape)}, "{b.dtype}"{place})'
 
@@ -259,7 +262,7 @@ def _loop_iterator(f: For) -> str:
     kw = [f"{k}={v!r}" for k, v in f.annotations]
     name = {"serial": "T.serial", "parallel": "T.parallel", "pipelined": "T.Pipelined",
             "unroll": "T.unroll", "vectorized": "T.vectorized"}[f.kind]
-    if f.kind == "serial" and len(bounds) == 1:
+    if f.kind == "serial" and len(bounds) == 1 and not kw:
         name = "range"
     return f"{name}({', '.join(bounds + kw)})"
 

@@ -174,6 +174,12 @@ class _FuncVerifier:
                     s.source.dtype != buf.dtype:
                 _fail(s, f"view {buf.name!r} must be a global buffer of the dtype of the "
                          f"global tensor it views")
+        if s.pe is not None:
+            if s.source is None or not self.in_kernel:
+                _fail(s, f"only a view inside a kernel may name a rank: {buf.name!r}")
+            self.expr(scope, s.pe)
+            if not dtypes.is_int(s.pe.dtype):
+                _fail(s, f"the rank of view {buf.name!r} is {s.pe.dtype}, not an integer")
         if s.init is not None:
             self.expr(scope, s.init)
             if s.init.dtype != buf.dtype:

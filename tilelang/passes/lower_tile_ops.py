@@ -2,6 +2,7 @@
 
 After this pass no Copy, Gemm, Fill, Reduce or TileAtomic remains. Elementwise ops get
 `parallel` loops (vectorised later); reductions keep their reduced dimension `serial`.
+A copy's `eviction_policy` hint becomes the annotation of its innermost loop.
 Regions with unit extents are matched dimension by dimension after dropping the unit
 dims, the way `T.copy(A[by * 128, k * 32], A_s)` pairs a 2-D window with a 2-D tile.
 The accesses are not bounds-checked here: the `predicate` pass guards global ones. A
@@ -63,7 +64,11 @@ class _Lowering:
         idx = _indices(op.dst, dict(zip(dst_axes, ivars)))
         store = _guarded(op.dst, idx, Store(op.dst.buffer, idx, value, span=op.span))
         extents = [op.dst.extents[d] for d in dst_axes]
-        return _nest(ivars, extents, ["parallel"] * len(ivars), store, op.span)
+        nest = _nest(ivars, extents, ["parallel"] * len(ivars), store, op.span)
+        if op.eviction_policy == "evict_normal" or not isinstance(nest, For):
+            return nest
+        # the cache hint goes on the innermost loop, the one along dst's last dim
+        return _with_innermost(nest, ("eviction_policy", op.eviction_policy))
 
     def fill(self, op: Fill) -> Stmt:
         axes = _axes(op.dst)
@@ -238,6 +243,12 @@ def _nest(ivars, extents, kinds, body: Stmt, span) -> Stmt:
             extent = Cast(extent, var.dtype, span=extent.span)
         body = For(var, make_const(0, var.dtype), extent, kind, body, span=span)
     return body
+
+
+def _with_innermost(loop: For, annotation) -> For:
+    if isinstance(loop.body, For):
+        return replace(loop, body=_with_innermost(loop.body, annotation))
+    return replace(loop, annotations=tuple(sorted(loop.annotations + (annotation,))))
 
 
 def _reduced_indices(op: Reduce, ivars: list[Var]) -> tuple[Expr, ...]:

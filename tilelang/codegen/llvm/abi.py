@@ -19,7 +19,7 @@ from llvmlite import ir
 
 from ... import dtypes
 from ...ir.nodes import Alloc, Buffer, Kernel, Let, PrimFunc, Seq
-from . import convert, localmem
+from . import convert, localmem, streaming
 from .arena import declare_arenas, mark_disjoint
 from .context import BufferSlot, FuncContext, entry_alloca, internal, user_error
 from .ranks import rank_sites, uses_ranks
@@ -171,7 +171,10 @@ def _emit_impl(module, func: PrimFunc, prologue, kernel: Kernel, g: int) -> ir.F
     begin, end = fn.args[len(tys)], fn.args[len(tys) + 1]
     declare_arenas(ctx, kernel, func.name)     # once per call: reused by all blocks begin..end-1
     sizes = _grid_sizes(em, kernel)
+    ctx.streams = streaming.uses_streams(kernel.body)
     em.counted_loop(I64, begin, end, lambda blk: _block(em, kernel, sizes, blk), name="block")
+    if ctx.streams:        # the caller (the pool's join, a peer) sees every line written
+        streaming.fence(em)
     localmem.release(ctx, ctx.local)
     em.b.ret_void()
     _finish(ctx)

@@ -32,6 +32,7 @@ class FuncContext:
     rank_sites: dict = field(default_factory=dict)   # id(node) -> manifest site index
     local: object = None                             # localmem.LocalPlan of name__impl
     address_builder: ir.IRBuilder | None = None      # where block-local addresses go
+    streams: bool = False          # non-temporal stores: fence before publishing (streaming.py)
 
     def __post_init__(self):
         if self.address_builder is None:

@@ -9,8 +9,9 @@ from __future__ import annotations
 import json
 
 from ... import dtypes
-from ...ir.nodes import (Atomic, AtomicFetch, Barrier, Binary, Buffer, Call, Cast, Const, Let,
-                         Load, Module, PeerCopy, PrimFunc, SignalOp, Store, Unary, Var, Wait)
+from ...ir.nodes import (Alloc, Atomic, AtomicFetch, Barrier, Binary, Buffer, Call, Cast,
+                         Const, Let, Load, Module, PeerCopy, PrimFunc, SignalOp, Store, Unary,
+                         Var, Wait)
 from ...ir.visitor import walk
 from .abi import grid_symbols, split_body, workspaces
 from .arena import arena_sizes
@@ -145,6 +146,8 @@ def _site(n) -> dict:
     """What the runtime says about a multi-rank statement that failed at run time."""
     if isinstance(n, PeerCopy):
         op, buf = f"T.{n.kind}_block", n.remote.name
+    elif isinstance(n, Alloc):                 # a peer view
+        op, buf = "a view of another rank's tensor (T.Tensor(..., pe=))", n.source.name
     elif isinstance(n, SignalOp):
         op, buf = f"T.signal_op({n.op!r})", n.buffer.name
     elif isinstance(n, Wait):

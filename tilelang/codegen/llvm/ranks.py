@@ -14,10 +14,10 @@ from llvmlite import ir
 
 from ... import dtypes
 from ...ir.nodes import (AtomicFetch, Barrier, Const, PeerCopy, RANK_STMTS, SignalOp, Wait,
-                         WAIT_CMPS, first_rank_use)
+                         WAIT_CMPS, first_rank_use, is_peer_view)
 from ...ir.visitor import walk
 from ...runtime.ranks import table as T
-from . import convert
+from . import convert, streaming
 from .context import entry_alloca
 from .types import I1, I32, I64, PTR, VOID, storage_type
 
@@ -37,7 +37,7 @@ def uses_ranks(func) -> bool:
 def rank_sites(func) -> list:
     """The statements that may fail at run time, in a fixed order: the manifest lists
     them and the table's ERR_SITE indexes them."""
-    return [n for n in walk(func.body) if isinstance(n, RANK_STMTS)]
+    return [n for n in walk(func.body) if isinstance(n, RANK_STMTS) or is_peer_view(n)]
 
 
 def symmetric_buffers(func) -> list:
@@ -46,6 +46,8 @@ def symmetric_buffers(func) -> list:
     for n in walk(func.body):
         if isinstance(n, PeerCopy):
             b = n.remote
+        elif is_peer_view(n):
+            b = n.source
         elif isinstance(n, (SignalOp, Barrier)) or (isinstance(n, Wait) and not _local(n.pe)):
             b = n.buffer
         else:
@@ -187,10 +189,17 @@ class RankEmitter:
         self._check_range(s, at, ir.Constant(I64, 1), n)
         return ptr, at
 
+    def _publish(self) -> None:
+        """Before a signal, a barrier arrival or an atomic: the streaming stores so far
+        are visible first (they are weakly ordered)."""
+        if self.ctx.streams:
+            streaming.fence(self)
+
     def _s_SignalOp(self, s: SignalOp) -> None:
         ptr, _ = self._element(s)
         ptr, _ = self._peer(s, ptr, s.pe)
         value = self.expr_as(s.value, s.buffer.dtype)
+        self._publish()
         # a release store, as an exchange (llvmlite's store_atomic needs typed pointers)
         self.b.atomic_rmw("xchg" if s.op == "set" else "add", ptr, value, "seq_cst")
 
@@ -224,6 +233,7 @@ class RankEmitter:
         self._fail_if(b.icmp_signed("<", slot.dims[0], n), T.ERR_BOUNDS, s, index=n,
                       expected=slot.dims[0])
         mine = b.gep(slot.base, [rank], inbounds=True, source_etype=I32)
+        self._publish()
         epoch = b.add(b.atomic_rmw("add", mine, ir.Constant(I32, 1), "seq_cst"),
                       ir.Constant(I32, 1))
 
@@ -252,6 +262,7 @@ class RankEmitter:
     def _s_AtomicFetch(self, s: AtomicFetch) -> None:
         ptr, _ = self.address(s.buffer, s.indices)
         value = self.expr_as(s.value, s.buffer.dtype)
+        self._publish()
         self.ctx.env[s.var] = self.b.atomic_rmw("add", ptr, value, "seq_cst")
 
 

@@ -13,9 +13,9 @@ from llvmlite import ir
 
 from ... import dtypes
 from ...diagnostics import codes_codegen as codes
-from ...ir.nodes import (Alloc, Atomic, Binary, Const, For, If, Let, Load, Prefetch, Seq,
-                         Store, While)
-from . import arena, convert, dotkernel, localmem, microkernel, prefetch
+from ...ir.nodes import (Alloc, Atomic, Binary, Cast, Const, For, If, Let, Load, Prefetch,
+                         Seq, Store, While)
+from . import arena, convert, dotkernel, localmem, microkernel, prefetch, streaming
 from .ranks import RankEmitter
 from .context import BufferSlot, entry_alloca, user_error
 from .expr import ExprEmitter
@@ -49,8 +49,11 @@ class StmtEmitter(ExprEmitter, RankEmitter):
         buf = s.buffer
         if s.source is not None:                 # a view: the source's memory, its shape
             src = self.ctx.buffers[s.source.name]
-            self.ctx.buffers[buf.name] = BufferSlot(src.base, [self.index64(d) for d in
-                                                               buf.shape], src.align)
+            base = src.base
+            if s.pe is not None:                 # ... on rank pe (checked: TL0907)
+                base, _ = self._peer(s, base, s.pe)
+            self.ctx.buffers[buf.name] = BufferSlot(base, [self.index64(d) for d in
+                                                           buf.shape], src.align)
             return
         if buf.scope == "global":
             raise user_error(codes.UNSUPPORTED_NODE,
@@ -100,8 +103,18 @@ class StmtEmitter(ExprEmitter, RankEmitter):
             old, x = self.expr_as(acc[0], s.buffer.dtype), self.expr_as(acc[1], s.buffer.dtype)
             value = self.b.fadd(old, x, flags=("reassoc", "contract"))
         else:
-            value = self.expr_as(s.value, s.buffer.dtype)
+            self.b.store(self.storage_value(s.value, s.buffer.dtype), ptr, align=align)
+            return
         self.b.store(convert.to_storage(self.b, s.buffer.dtype, value), ptr, align=align)
+
+    def storage_value(self, e, dtype: str) -> ir.Value:
+        """The bits `e` stores into a `dtype` buffer. A float cast to the buffer's
+        low-precision dtype is rounded once: widening it back and rounding again gives
+        the same bits, but costs a second rounding that LLVM cannot remove."""
+        if isinstance(e, Cast) and e.dtype == dtype and dtypes.is_float(e.value.dtype) \
+                and dtypes.is_low_precision_float(dtype):
+            return convert.to_storage(self.b, dtype, self.expr(e.value))
+        return convert.to_storage(self.b, dtype, self.expr_as(e, dtype))
 
     # ------------------------------------------------------------------ atomics
 
@@ -175,6 +188,8 @@ class StmtEmitter(ExprEmitter, RankEmitter):
     def _s_For(self, s: For) -> None:
         # the register-tile forms of passes/tiling.py: two k steps a bf16 dot, or one
         if dotkernel.try_emit(self, s) or microkernel.try_emit(self, s):
+            return
+        if streaming.try_emit(self, s):          # eviction_policy="evict_first"
             return
         ty = compute_type(s.var.dtype)
         lo = self.expr_as(s.min, s.var.dtype)

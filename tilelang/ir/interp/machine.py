@@ -64,6 +64,8 @@ class Machine(RankOps):
         b = s.buffer
         if self.lanes:
             raise NotSupported(f"T.alloc of `{b.name}` inside a parallel loop")
+        if s.pe is not None:
+            raise NotSupported(f"`{b.name}`, a view of another rank's tensor")
         shape = tuple(self.scalar_int(d, "a buffer extent") for d in b.shape)
         if b.scope == "global":                  # a workspace: zeroed, like the ABI's
             buf = Buf(b.name, b.dtype, shape, "global", initialized=True,
