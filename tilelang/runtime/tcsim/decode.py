@@ -112,6 +112,24 @@ def smem_levels(cfg: MachineConfig) -> set[str]:
     return (set(cfg.mma_ab_levels) | set(cfg.dma_levels)) - {"RF"}
 
 
+_DECODED: dict = {}          # (id(program), id(config)) -> (program, config, code)
+
+
+def decoded(p: Program, cfg: MachineConfig) -> list[DI]:
+    """`decode_program`, once per program and config: a kernel's grids, a run again at
+    another clock and repeated launches reuse the decoded code (read-only once built;
+    its compiled regions are the costly part)."""
+    key = (id(p), id(cfg))
+    hit = _DECODED.get(key)
+    if hit is not None and hit[0] is p and hit[1] is cfg:
+        return hit[2]
+    code = decode_program(p, cfg)
+    if len(_DECODED) >= 32:
+        _DECODED.clear()
+    _DECODED[key] = (p, cfg, code)
+    return code
+
+
 def decode_program(p: Program, cfg: MachineConfig) -> list[DI]:
     bufs = {b.name: b for b in p.buffers}
     offsets = sem_offsets(p)

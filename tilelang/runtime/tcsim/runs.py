@@ -176,6 +176,11 @@ def compile_regions(code, kinds, branch_kinds, cycles, depth) -> None:
         if last_ok - i >= MIN_RUN and any(code[k].engine >= 0 or code[k].kind == k_if
                                           for k in range(i, last_ok)):
             code[i].block = (_region(code, i, last_ok, cycles, depth, branch_kinds), last_ok)
+            for k in range(i + 1, last_ok):
+                if code[k].engine >= 0 and last_ok - k >= MIN_RUN:
+                    # where the scalar unit resumes after a full queue stopped it
+                    code[k].block = (_region(code, k, last_ok, cycles, depth,
+                                              branch_kinds), last_ok)
         i = max(last_ok, i + 1)
 
 
@@ -227,11 +232,38 @@ def _region(code, start, end, cycles, depth, branch_kinds):
                 lines.append(f"{pad}t += C")
                 pc += 1
 
-    emit(start, end, 1)
+    pc = start
+    while pc < end:                 # a resume point inside an IF: its closers
+        stop = _closer(code, pc, end, branch_kinds)
+        emit(pc, stop, 1)
+        if stop == end:
+            break
+        lines.append("    n += 1")                  # the ELSE or ENDIF
+        lines.append("    t += C")
+        # after a then-branch the ELSE jumps past its ENDIF (not counted)
+        pc = code[stop].jump + 1 if code[stop].kind == k_else else stop + 1
     lines.append(f"    return {end}, t, n")
     namespace = dict(consts)
     exec("\n".join(lines), namespace)
     return namespace["block"]
+
+
+def _closer(code, pc, end, branch_kinds) -> int:
+    """The first ELSE or ENDIF from `pc` on that closes an IF opened before `pc`
+    (`end` if none): a region entered at a resume point may start inside a branch."""
+    k_if, k_else, k_endif = branch_kinds
+    depth = 0
+    for j in range(pc, end):
+        k = code[j].kind if code[j].engine < 0 else 0
+        if k == k_if:
+            depth += 1
+        elif k == k_endif:
+            if depth == 0:
+                return j
+            depth -= 1
+        elif k == k_else and depth == 0:
+            return j
+    return end
 
 
 def _assign(d, operand, consts) -> str:

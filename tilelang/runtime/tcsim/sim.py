@@ -17,7 +17,7 @@ import numpy as np
 from . import numerics as nx
 from .bandwidth import L2, Pool, sectors
 from ...targets.tcsim.config import DEFAULT_CONFIG, get_config
-from .decode import decode_program
+from .decode import decoded
 from .errors import RaceError, SimError
 from .execute import apply
 from .grid import block_order
@@ -39,7 +39,7 @@ class Simulator:
         self.clock_ghz = clock_ghz or cfg.clock_ghz
         self.tensors = tensors
         self.functional = functional
-        self.code = decode_program(program, cfg)
+        self.code = decoded(program, cfg)
         self.preload = _preload(program, env)
         self.grid = tuple(env["__grid__"])
         self.order = block_order(self.grid, program.raster)
@@ -106,6 +106,22 @@ class Simulator:
     def run(self):
         for gang in self.gangs:
             self._next(gang, 0.0)
+        if not self.functional and self.hazards is None and self.trace is None:
+            from .events import run_timing
+            run_timing(self)
+        else:
+            self._run_events()
+        if self.blocks_done < len(self.order):
+            from .deadlock import explain
+            raise explain(self)
+        if self.hazards is not None and self.hazards.races:
+            races = self.hazards.races
+            raise RaceError(f"{len(races)} data race(s); first: {races[0]}", races)
+        return build_report(self)
+
+    def _run_events(self) -> None:
+        """The general event loop (numerics, race detector, trace; events.py has the
+        timing-only one)."""
         heap, pop, push, seq = self.heap, heapq.heappop, heapq.heappush, self.seq
         try_start, complete, pool_event = self.try_start, self.complete, self._pool_event
         limit = self.max_events or 0
@@ -131,13 +147,6 @@ class Simulator:
                 count += 1
                 if count > limit:
                     raise SimError(f"simulation exceeded {limit} events")
-        if self.blocks_done < len(self.order):
-            from .deadlock import explain
-            raise explain(self)
-        if self.hazards is not None and self.hazards.races:
-            races = self.hazards.races
-            raise RaceError(f"{len(races)} data race(s); first: {races[0]}", races)
-        return build_report(self)
 
     # ------------------------------------------------------------------ blocks
     def _next(self, gang, t: float) -> None:

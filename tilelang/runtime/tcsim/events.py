@@ -1,0 +1,137 @@
+"""The timing-mode event loop: the simulator's events handled inline.
+
+A timing-only run (no numerics, no race detector, no trace) spends its time in a few
+handlers called once per event: an instruction completing (its arrival at its
+semaphore, the waiters it wakes), an engine trying to start its queue's head, a scalar
+unit resuming. This loop runs them without a call per handler, with the same
+decisions in the same order as `Simulator.run`'s general loop (sim.py): every event is
+handled at the same (time, sequence) place, so every count is the same.
+
+Events pushed for the current time, while no event of that time is left in the heap,
+go to a FIFO instead (they would come out of the heap next, in push order: a later
+push has a larger sequence number than anything already there).
+"""
+from __future__ import annotations
+
+import heapq
+from collections import deque
+
+from .errors import SimError
+from .machine import DONE, POOL, STEP, TRY, Core
+
+
+def run_timing(sim) -> None:
+    """Run `sim`'s events to the end (timing mode: no numerics, hazards or trace)."""
+    heap, seq = sim.heap, sim.seq
+    pop, hpush = heapq.heappop, heapq.heappush
+    try_start, pool_event = sim.try_start, sim._pool_event
+    start_fixed, useful_vec, useful_mma, useful_zero = _start_helpers()
+    flops, useful = sim.flops, sim.useful
+    counts = sim.bytes
+    limit = sim.max_events or 0
+    count = 0
+    while heap:
+        t, _, kind, obj, arg = pop(heap)
+        if kind == DONE:
+            core = obj.core
+            core.inflight -= 1
+            sem = obj.signal
+            if sem is not None:
+                sem.arrivals += 1
+                sem.bytes += obj.nbytes
+                if sem.arrivals >= sem.count and sem.bytes >= sem.expect:
+                    sem.phase += 1
+                    sem.arrivals = sem.bytes = sem.expect = 0
+                    waiters = sem.waiters
+                    if waiters:
+                        sem.waiters = []
+                        for w in waiters:
+                            if isinstance(w, Core):
+                                w.wake(t)
+                            else:
+                                hpush(heap, (t, next(seq), TRY, w, None))
+            b = core.blocked
+            if b is not None and (b[0] == "fence" or b[0] == "halt") and core.inflight == 0:
+                q0, q1, q2, q3 = core.queues
+                if not (q0 or q1 or q2 or q3):
+                    core.wake(t)
+        elif kind == TRY:
+            if obj.data_active:
+                pass
+            elif obj.busy_until > t:
+                hpush(heap, (obj.busy_until, next(seq), TRY, obj, None))
+            elif obj.index >= 2 and len(obj.slots) == 1:
+                _try_fixed(sim, obj, t, heap, seq, hpush, flops, useful, counts,
+                           useful_vec, useful_mma, useful_zero)
+            else:
+                try_start(obj, t)
+        elif kind == STEP:
+            if obj.blocked is None and not obj.done:
+                obj.step(t)
+        elif arg == obj.version:
+            pool_event(obj, t)
+        if limit:
+            count += 1
+            if count > limit:
+                raise SimError(f"simulation exceeded {limit} events")
+
+
+def _start_helpers():
+    from .useful import on_mma, on_vec, on_zero
+    return None, on_vec, on_mma, on_zero
+
+
+def _try_fixed(sim, eng, now, heap, seq, hpush, flops, useful, counts, useful_vec,
+               useful_mma, useful_zero) -> None:
+    """`Simulator.try_start` for an MMA or VEC engine with one block slot: start its
+    queue's head if it is ready and its waits hold (the engine is free at `now`)."""
+    core = eng.slots[0]
+    queue = core.queues[eng.index]
+    while True:
+        if not queue:
+            return
+        op = queue[0]
+        if op.ready > now:
+            hpush(heap, (op.ready, next(seq), TRY, eng, None))
+            return
+        for sem, ph in op.waits:
+            if sem.phase <= ph:
+                if eng not in sem.waiters:
+                    sem.waiters.append(eng)
+                if not eng.waiting:
+                    eng.waiting = True
+                    eng.wait_since = now
+                return
+        if eng.waiting:
+            eng.stall_sem += now - eng.wait_since
+            eng.waiting = False
+        queue.popleft()
+        if not queue:
+            eng.queued &= ~(1 << core.slot)
+        b = core.blocked
+        if b is not None and b[0] == "queue" and b[1] is eng:
+            core.wake(now)
+        # Simulator._start, an MMA / VEC instruction: a fixed cost
+        d = op.di
+        op.start = now
+        core.inflight += 1
+        dur = d.cycles
+        busy_until = now + dur
+        eng.busy_until = busy_until
+        eng.busy += dur
+        hpush(heap, (busy_until + d.latency, next(seq), DONE, op, None))
+        valid = core.valid
+        if d.flops:
+            dt = d.mma_dtype
+            flops[dt] = flops.get(dt, 0.0) + d.flops
+            u = useful_mma(valid, d, op.stages, d.ta, d.tb) if valid else d.flops
+            useful[dt] = useful.get(dt, 0.0) + u
+            if d.smem_bytes:
+                counts["smem"] += d.smem_bytes
+        elif d.engine == 2:
+            useful_zero(valid, d.tiles[0], op.stages[0])
+        elif valid:
+            useful_vec(valid, d, op.stages)
+        if busy_until > now:
+            hpush(heap, (busy_until, next(seq), TRY, eng, None))
+            return
