@@ -178,6 +178,27 @@ def test_copies_through_shared_memory_run_at_its_byte_rate():
         moved / H100_LIKE.smem_bytes_per_clk
 
 
+# ----------------------------------------------------------------------------- MMA operands
+
+def _mma(n: int, a_level="SMEM", k=576):
+    p = program(f"MMA C, A, B tb=1\nHALT", bufs=[f"A {a_level} bfloat16 [64, {k}]",
+                                                 f"B SMEM bfloat16 [{n}, {k}]",
+                                                 f"C RF float32 [64, {n}]"])
+    return run(p, config=H100_LIKE, mode="timing").cycles
+
+
+def test_a_narrow_mma_with_both_operands_in_shared_memory_waits_for_them():
+    c = H100_LIKE.scalar_cycles + H100_LIKE.mma_latency
+    atom = H100_LIKE.atom_cycles("bfloat16")
+    # 64 x 32 over K = 576 (the MLA decode tile): 144 atoms, 576 cycles of tensor core,
+    # but A and B (110.6 KB) take 864 cycles at 128 bytes a clock
+    assert _mma(32) == c + (64 + 32) * 576 * 2 / H100_LIKE.smem_bytes_per_clk
+    # 64 x 64: 128 bytes a clock, exactly what the shared-memory path delivers
+    assert _mma(64) == c + 8 * 36 * atom
+    # A in registers: only B is read from shared memory
+    assert _mma(32, a_level="RF") == c + 4 * 36 * atom
+
+
 # ----------------------------------------------------------------------------- clock
 
 def test_clock_falls_with_tensor_core_load():

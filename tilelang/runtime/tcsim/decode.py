@@ -250,6 +250,9 @@ def _engine_fields(d: DI, ins, cfg: MachineConfig) -> None:
             lv = t.decl.level
             nbytes = t.elems * t.decl.nbytes() / (t.decl.stages * t.decl.stage_elems)
             d.operand_bytes[lv] = d.operand_bytes.get(lv, 0) + nbytes
+        if cfg.smem_bytes_per_clk:
+            fetch = _mma_smem_fetch(a, b, m, n, cfg)
+            d.cycles = max(d.cycles, math.ceil(fetch / cfg.smem_bytes_per_clk))
         d.reads, d.writes = (a, b, c), (c,)
     elif op in ("DMA.LD",):
         d.writes = (tiles[0],)
@@ -257,6 +260,25 @@ def _engine_fields(d: DI, ins, cfg: MachineConfig) -> None:
         d.reads = (tiles[0],)
     elif d.engine == 3 or op == "ACC.ZERO":
         _vec_fields(d, ins, cfg)
+
+
+# the widest N one tensor-core instruction covers (Hopper's wgmma: m64 nN k16, N <= 256)
+MMA_INSTR_N = 256
+
+
+def _mma_smem_fetch(a, b, m: int, n: int, cfg: MachineConfig) -> float:
+    """Bytes an MMA's instructions read from shared memory. Each instruction multiplies
+    `atom_m` rows of A by at most MMA_INSTR_N columns of B over its K slice, reading
+    both slices from where they live: A (when not in registers) once per N chunk, B
+    once per `atom_m` rows. The shared-memory path delivers `smem_bytes_per_clk`, so a
+    narrow tile with both operands in shared memory (64 x 32 over K) cannot run its
+    tensor core at full rate: it needs 192 bytes a clock where 128 arrive."""
+    shared = smem_levels(cfg)
+    total = 0.0
+    for t, times in ((a, math.ceil(n / MMA_INSTR_N)), (b, math.ceil(m / cfg.atom_m))):
+        if t.decl.level in shared:
+            total += times * t.elems * t.decl.nbytes() / (t.decl.stages * t.decl.stage_elems)
+    return total
 
 
 def _vec_fields(d: DI, ins, cfg: MachineConfig) -> None:

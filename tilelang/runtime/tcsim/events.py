@@ -2,19 +2,16 @@
 
 A timing-only run (no numerics, no race detector, no trace) spends its time in a few
 handlers called once per event: an instruction completing (its arrival at its
-semaphore, the waiters it wakes), an engine trying to start its queue's head, a scalar
-unit resuming. This loop runs them without a call per handler, with the same
-decisions in the same order as `Simulator.run`'s general loop (sim.py): every event is
-handled at the same (time, sequence) place, so every count is the same.
-
-Events pushed for the current time, while no event of that time is left in the heap,
-go to a FIFO instead (they would come out of the heap next, in push order: a later
-push has a larger sequence number than anything already there).
+semaphore, the waiters it wakes), a tensor-core or vector engine trying to start its
+queue's head, a scalar unit resuming. This loop runs them without a call per handler,
+with the same decisions in the same order as the general loop
+(`Simulator._run_events`, which serves numerics, the race detector and traces): every
+event is handled at the same (time, sequence) place, so every count is the same
+(tests/tcsim/test_engine_counts.py).
 """
 from __future__ import annotations
 
 import heapq
-from collections import deque
 
 from .errors import SimError
 from .machine import DONE, POOL, STEP, TRY, Core
@@ -25,7 +22,7 @@ def run_timing(sim) -> None:
     heap, seq = sim.heap, sim.seq
     pop, hpush = heapq.heappop, heapq.heappush
     try_start, pool_event = sim.try_start, sim._pool_event
-    start_fixed, useful_vec, useful_mma, useful_zero = _start_helpers()
+    from .useful import on_mma as useful_mma, on_vec as useful_vec, on_zero as useful_zero
     flops, useful = sim.flops, sim.useful
     counts = sim.bytes
     limit = sim.max_events or 0
@@ -74,11 +71,6 @@ def run_timing(sim) -> None:
             count += 1
             if count > limit:
                 raise SimError(f"simulation exceeded {limit} events")
-
-
-def _start_helpers():
-    from .useful import on_mma, on_vec, on_zero
-    return None, on_vec, on_mma, on_zero
 
 
 def _try_fixed(sim, eng, now, heap, seq, hpush, flops, useful, counts, useful_vec,
