@@ -105,6 +105,19 @@ def test_engine_reproduces_the_pinned_figures(name):
     assert figures(run(build(), *args(), mode="timing", **kw)) == PINNED[name]
 
 
+@pytest.mark.parametrize("name", ["fa_ws", "gemm_waves", "softmax_tiny"])
+def test_the_interpreter_and_the_general_loop_count_the_same(name, monkeypatch):
+    """Without the compiled resume points (the scalar unit interprets after a full
+    queue) and with the general event loop instead of the timing one, every figure
+    is the same: both are ways of running, not parts of the model."""
+    from tilelang.runtime.tcsim import decode, events, runs
+    monkeypatch.setattr(runs, "RESUME_BUDGET", 0)
+    monkeypatch.setattr(decode, "_DECODED", {})
+    monkeypatch.setattr(events, "run_timing", lambda sim: sim._run_events())
+    build, args, kw = CASES[name]
+    assert figures(run(build(), *args(), mode="timing", **kw)) == PINNED[name]
+
+
 def test_functional_mode_keeps_its_cycles_too():
     """Functional mode (numerics, race detector) times the same as timing mode."""
     rng = np.random.default_rng(3)

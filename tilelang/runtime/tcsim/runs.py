@@ -150,7 +150,8 @@ def compile_regions(code, kinds, branch_kinds, cycles, depth) -> None:
     semaphores): `block = (function, end)`. The function runs the span as the
     interpreter would and returns (pc, t, instructions) with pc = end, or the pc of an
     engine instruction whose queue is full (where the scalar unit blocks or waits, as
-    the interpreter decides it)."""
+    the interpreter decides it). Each engine instruction inside a region gets its own
+    `block` too, from there to the region's end: the scalar unit resumes there."""
     k_if, k_else, k_endif = branch_kinds
     i, n = 0, len(code)
     while i < n:
@@ -176,12 +177,26 @@ def compile_regions(code, kinds, branch_kinds, cycles, depth) -> None:
         if last_ok - i >= MIN_RUN and any(code[k].engine >= 0 or code[k].kind == k_if
                                           for k in range(i, last_ok)):
             code[i].block = (_region(code, i, last_ok, cycles, depth, branch_kinds), last_ok)
-            for k in range(i + 1, last_ok):
-                if code[k].engine >= 0 and last_ok - k >= MIN_RUN:
-                    # where the scalar unit resumes after a full queue stopped it
-                    code[k].block = (_region(code, k, last_ok, cycles, depth,
-                                              branch_kinds), last_ok)
+            _resume_points(code, i, last_ok, cycles, depth, branch_kinds)
         i = max(last_ok, i + 1)
+
+
+# instructions compiled for the resume points of one region, at most: each point is
+# compiled to the region's end, so a long region of many engine instructions would
+# cost quadratic time to compile (the interpreter resumes past the budget)
+RESUME_BUDGET = 20000
+
+
+def _resume_points(code, start, end, cycles, depth, branch_kinds) -> None:
+    """Attach `block` to each engine instruction inside the region [start, end): where
+    the scalar unit resumes after a full queue stopped it, in compiled code."""
+    budget = RESUME_BUDGET
+    for k in range(start + 1, end):
+        if code[k].engine >= 0 and end - k >= MIN_RUN:
+            budget -= end - k
+            if budget < 0:
+                return
+            code[k].block = (_region(code, k, end, cycles, depth, branch_kinds), end)
 
 
 def _region(code, start, end, cycles, depth, branch_kinds):
