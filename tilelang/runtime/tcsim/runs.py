@@ -196,7 +196,17 @@ def _resume_points(code, start, end, cycles, depth, branch_kinds) -> None:
             budget -= end - k
             if budget < 0:
                 return
-            code[k].block = (_region(code, k, end, cycles, depth, branch_kinds), end)
+            code[k].block = (_on_first_use(code, k, end, cycles, depth, branch_kinds), end)
+
+
+def _on_first_use(code, k, end, cycles, depth, branch_kinds):
+    """The resume point at `k`, compiled the first time the scalar unit resumes there
+    (most points of a program are never used by a given launch)."""
+    def first(core, r, t):
+        fn = _region(code, k, end, cycles, depth, branch_kinds)
+        code[k].block = (fn, end)
+        return fn(core, r, t)
+    return first
 
 
 def _region(code, start, end, cycles, depth, branch_kinds):
