@@ -70,9 +70,11 @@ def _decode_cycles(kernel: str):
 
 def test_overlapped_schedule_keeps_the_tensor_core_busy():
     # the same work; FlashAttention-2's order leaves the tensor core waiting for each
-    # block's softmax, the overlapped one multiplies under it
+    # block's softmax, the overlapped one multiplies under it. It gains less than the
+    # softmax's share: its 64x32 QK^T waits on its shared-memory operands (192 bytes a
+    # clock where 128 arrive; docs/tcsim.md, FlashMLA rows), where FA2's 64x64 does not
     fa2, ws = _decode_cycles("mla_decode"), _decode_cycles("mla_decode_ws")
-    assert ws[0] < 0.8 * fa2[0]
+    assert ws[0] < 0.95 * fa2[0]
     assert ws[1] > 1.25 * fa2[1]
     assert ws[2] < 0.25 * fa2[2]
 
