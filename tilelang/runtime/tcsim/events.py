@@ -19,62 +19,69 @@ from .machine import DONE, POOL, STEP, TRY, Core
 
 def run_timing(sim) -> None:
     """Run `sim`'s events to the end (timing mode: no numerics, hazards or trace)."""
-    heap, seq = sim.heap, sim.seq
-    pop, hpush = heapq.heappop, heapq.heappush
+    times, at = sim.times, sim.at
+    pop, push = heapq.heappop, sim.push
     try_start, pool_event = sim.try_start, sim._pool_event
     from .useful import on_mma as useful_mma, on_vec as useful_vec, on_zero as useful_zero
     flops, useful = sim.flops, sim.useful
     counts = sim.bytes
     limit = sim.max_events or 0
     count = 0
-    while heap:
-        t, _, kind, obj, arg = pop(heap)
-        if kind == DONE:
-            core = obj.core
-            core.inflight -= 1
-            sem = obj.signal
-            if sem is not None:
-                sem.arrivals += 1
-                sem.bytes += obj.nbytes
-                if sem.arrivals >= sem.count and sem.bytes >= sem.expect:
-                    sem.phase += 1
-                    sem.arrivals = sem.bytes = sem.expect = 0
-                    waiters = sem.waiters
-                    if waiters:
-                        sem.waiters = []
-                        for w in waiters:
-                            if isinstance(w, Core):
-                                w.wake(t)
-                            else:
-                                hpush(heap, (t, next(seq), TRY, w, None))
-            b = core.blocked
-            if b is not None and (b[0] == "fence" or b[0] == "halt") and core.inflight == 0:
-                q0, q1, q2, q3 = core.queues
-                if not (q0 or q1 or q2 or q3):
-                    core.wake(t)
-        elif kind == TRY:
-            if obj.data_active:
-                pass
-            elif obj.busy_until > t:
-                hpush(heap, (obj.busy_until, next(seq), TRY, obj, None))
-            elif obj.index >= 2 and len(obj.slots) == 1:
-                _try_fixed(sim, obj, t, heap, seq, hpush, flops, useful, counts,
-                           useful_vec, useful_mma, useful_zero)
-            else:
-                try_start(obj, t)
-        elif kind == STEP:
-            if obj.blocked is None and not obj.done:
-                obj.step(t)
-        elif arg == obj.version:
-            pool_event(obj, t)
-        if limit:
-            count += 1
-            if count > limit:
-                raise SimError(f"simulation exceeded {limit} events")
+    while times:
+        t = pop(times)
+        events = at[t]
+        i = 0
+        while i < len(events):          # events pushed for `t` meanwhile join the end
+            kind, obj, arg = events[i]
+            i += 1
+            if kind == DONE:
+                core = obj.core
+                core.inflight -= 1
+                sem = obj.signal
+                if sem is not None:
+                    sem.arrivals += 1
+                    sem.bytes += obj.nbytes
+                    if sem.arrivals >= sem.count and sem.bytes >= sem.expect:
+                        sem.phase += 1
+                        sem.arrivals = sem.bytes = sem.expect = 0
+                        waiters = sem.waiters
+                        if waiters:
+                            sem.waiters = []
+                            for w in waiters:
+                                if isinstance(w, Core):
+                                    w.wake(t)
+                                else:
+                                    events.append((TRY, w, None))    # at t: this list
+                b = core.blocked
+                if b is not None and (b[0] == "fence" or b[0] == "halt") and \
+                        core.inflight == 0:
+                    q0, q1, q2, q3 = core.queues
+                    if not (q0 or q1 or q2 or q3):
+                        core.wake(t)
+            elif kind == TRY:
+                if obj.data_active:
+                    pass
+                elif obj.busy_until > t:
+                    push(obj.busy_until, TRY, obj)
+                elif obj.index >= 2 and len(obj.slots) == 1:
+                    _try_fixed(obj, t, push, flops, useful, counts, useful_vec,
+                               useful_mma, useful_zero)
+                else:
+                    try_start(obj, t)
+            elif kind == STEP:
+                if obj.blocked is None and not obj.done:
+                    obj.step(t)
+            elif arg == obj.version:
+                pool_event(obj, t)
+            if limit:
+                count += 1
+                if count > limit:
+                    raise SimError(f"simulation exceeded {limit} events")
+        del at[t]
 
 
-def _try_fixed(sim, eng, now, heap, seq, hpush, flops, useful, counts, useful_vec,
-               useful_mma, useful_zero) -> None:
+def _try_fixed(eng, now, push, flops, useful, counts, useful_vec, useful_mma,
+               useful_zero) -> None:
     """`Simulator.try_start` for an MMA or VEC engine with one block slot: start its
     queue's head if it is ready and its waits hold (the engine is free at `now`)."""
     core = eng.slots[0]
@@ -84,7 +91,7 @@ def _try_fixed(sim, eng, now, heap, seq, hpush, flops, useful, counts, useful_ve
             return
         op = queue[0]
         if op.ready > now:
-            hpush(heap, (op.ready, next(seq), TRY, eng, None))
+            push(op.ready, TRY, eng)
             return
         for sem, ph in op.waits:
             if sem.phase <= ph:
@@ -111,7 +118,7 @@ def _try_fixed(sim, eng, now, heap, seq, hpush, flops, useful, counts, useful_ve
         busy_until = now + dur
         eng.busy_until = busy_until
         eng.busy += dur
-        hpush(heap, (busy_until + d.latency, next(seq), DONE, op, None))
+        push(busy_until + d.latency, DONE, op)
         valid = core.valid
         if d.flops:
             dt = d.mma_dtype
@@ -125,5 +132,5 @@ def _try_fixed(sim, eng, now, heap, seq, hpush, flops, useful, counts, useful_ve
         elif valid:
             useful_vec(valid, d, op.stages)
         if busy_until > now:
-            hpush(heap, (busy_until, next(seq), TRY, eng, None))
+            push(busy_until, TRY, eng)
             return

@@ -9,7 +9,6 @@ not halted, the program is deadlocked: the simulator reports the waits, never ha
 from __future__ import annotations
 
 import heapq
-import itertools
 import math
 
 import numpy as np
@@ -47,8 +46,10 @@ class Simulator:
         check_cluster(self.grid, program.cluster, cfg)
         self.launches = cluster_order(self.order, program.cluster)
         self.mcast: dict = {}                   # multicast loads waiting for their cluster
-        self.heap: list = []
-        self.seq = itertools.count(1)           # ties on time go in push order
+        # the agenda: the distinct times events wait for (a heap), and each time's
+        # events (kind, object, argument) in push order — the order ties are handled in
+        self.times: list = []
+        self.at: dict = {}
         # a core's port (one direction) is shared by its DMA engine's transfers in
         # flight: each of the `dma_transfers` moves at most its share of it
         self.port = cfg.port_bytes_per_clk
@@ -101,7 +102,12 @@ class Simulator:
 
     # ------------------------------------------------------------------ events
     def push(self, t: float, kind: int, obj, arg=None) -> None:
-        heapq.heappush(self.heap, (t, next(self.seq), kind, obj, arg))
+        events = self.at.get(t)
+        if events is None:
+            self.at[t] = [(kind, obj, arg)]
+            heapq.heappush(self.times, t)
+        else:                   # a time already waited for (or being handled now)
+            events.append((kind, obj, arg))
 
     def run(self):
         for gang in self.gangs:
@@ -122,31 +128,37 @@ class Simulator:
     def _run_events(self) -> None:
         """The general event loop (numerics, race detector, trace; events.py has the
         timing-only one)."""
-        heap, pop, push, seq = self.heap, heapq.heappop, heapq.heappush, self.seq
+        times, at, pop, push = self.times, self.at, heapq.heappop, self.push
         try_start, complete, pool_event = self.try_start, self.complete, self._pool_event
         limit = self.max_events or 0
         count = 0
-        while heap:
-            t, _, kind, obj, arg = pop(heap)
-            if kind == DONE:
-                complete(obj, t)
-            elif kind == TRY:
-                # try_start's first two steps, inline: most tries find the engine busy
-                if obj.data_active:
-                    pass
-                elif obj.busy_until > t:
-                    push(heap, (obj.busy_until, next(seq), TRY, obj, None))
-                else:
-                    try_start(obj, t)
-            elif kind == STEP:
-                if obj.blocked is None and not obj.done:
-                    obj.step(t)
-            elif arg == obj.version:
-                pool_event(obj, t)
-            if limit:
-                count += 1
-                if count > limit:
-                    raise SimError(f"simulation exceeded {limit} events")
+        while times:
+            t = pop(times)
+            events = at[t]
+            i = 0
+            while i < len(events):      # events pushed for `t` meanwhile join the end
+                kind, obj, arg = events[i]
+                i += 1
+                if kind == DONE:
+                    complete(obj, t)
+                elif kind == TRY:
+                    # try_start's first two steps, inline: most tries find it busy
+                    if obj.data_active:
+                        pass
+                    elif obj.busy_until > t:
+                        push(obj.busy_until, TRY, obj)
+                    else:
+                        try_start(obj, t)
+                elif kind == STEP:
+                    if obj.blocked is None and not obj.done:
+                        obj.step(t)
+                elif arg == obj.version:
+                    pool_event(obj, t)
+                if limit:
+                    count += 1
+                    if count > limit:
+                        raise SimError(f"simulation exceeded {limit} events")
+            del at[t]
 
     # ------------------------------------------------------------------ blocks
     def _next(self, gang, t: float) -> None:
