@@ -75,6 +75,8 @@ class Simulator:
         self.resident = resident_blocks(program, cfg)
         gangs = max(1, min(cfg.cores // self.cluster_size, len(self.launches)))
         self.cores, self.phys, self.gangs = self._build_cores(gangs * self.cluster_size)
+        if self.resident == 1:
+            self.try_start = self._try_one
         # "shared" bytes: traffic of the on-chip memories other than the register file
         self.smem_levels = set(cfg.mma_ab_levels) | set(cfg.dma_levels)
         self.smem_levels.discard("RF")
@@ -307,6 +309,42 @@ class Simulator:
                 eng.queued &= ~(1 << core.slot)
             if core.blocked is not None and core.blocked[0] == "queue" and \
                     core.blocked[1] is eng:
+                core.wake(now)
+            self._start(core, eng, op, now)
+
+    def _try_one(self, eng, now: float) -> None:
+        """`try_start` where a core holds one block slot (the usual case): its queue's
+        head, or nothing — `_pick_one`'s decisions, without the calls."""
+        core = eng.slots[0]
+        queue = core.queues[eng.index]
+        while True:
+            if eng.data_active:
+                return
+            if eng.busy_until > now:
+                self.push(eng.busy_until, TRY, eng)
+                return
+            if not queue:
+                return
+            op = queue[0]
+            if op.ready > now:
+                self.push(op.ready, TRY, eng)
+                return
+            for sem, ph in op.waits:
+                if sem.phase <= ph:
+                    if eng not in sem.waiters:
+                        sem.waiters.append(eng)
+                    if not eng.waiting:
+                        eng.waiting = True
+                        eng.wait_since = now
+                    return
+            if eng.waiting:
+                eng.stall_sem += now - eng.wait_since
+                eng.waiting = False
+            queue.popleft()
+            if not queue:
+                eng.queued &= ~(1 << core.slot)
+            b = core.blocked
+            if b is not None and b[0] == "queue" and b[1] is eng:
                 core.wake(now)
             self._start(core, eng, op, now)
 
