@@ -29,11 +29,10 @@ def run_timing(sim) -> None:
     count = 0
     while times:
         t = pop(times)
+        # events pushed for `t` while its events run join the end of its list, and a
+        # list's iterator reaches what is appended to it while it runs
         events = at[t]
-        i = 0
-        while i < len(events):          # events pushed for `t` meanwhile join the end
-            kind, obj, arg = events[i]
-            i += 1
+        for kind, obj, arg in events:
             if kind == DONE:
                 core = obj.core
                 core.inflight -= 1
@@ -51,7 +50,7 @@ def run_timing(sim) -> None:
                                 if isinstance(w, Core):
                                     w.wake(t)
                                 else:
-                                    events.append((TRY, w, None))    # at t: this list
+                                    events.append((TRY, w, None))    # at t
                 b = core.blocked
                 if b is not None and (b[0] == "fence" or b[0] == "halt") and \
                         core.inflight == 0:
@@ -63,8 +62,8 @@ def run_timing(sim) -> None:
                     pass
                 elif obj.busy_until > t:
                     push(obj.busy_until, TRY, obj)
-                elif obj.index >= 2 and len(obj.slots) == 1:
-                    _try_fixed(obj, t, push, flops, useful, counts, useful_vec,
+                elif obj.solo_fixed:
+                    _try_fixed(obj, t, times, at, flops, useful, counts, useful_vec,
                                useful_mma, useful_zero)
                 else:
                     try_start(obj, t)
@@ -80,10 +79,11 @@ def run_timing(sim) -> None:
         del at[t]
 
 
-def _try_fixed(eng, now, push, flops, useful, counts, useful_vec, useful_mma,
+def _try_fixed(eng, now, times, at, flops, useful, counts, useful_vec, useful_mma,
                useful_zero) -> None:
     """`Simulator.try_start` for an MMA or VEC engine with one block slot: start its
-    queue's head if it is ready and its waits hold (the engine is free at `now`)."""
+    queue's head if it is ready and its waits hold (the engine is free at `now`). Its
+    two events per start go on the agenda as `Simulator.push` puts them, written out."""
     core = eng.slots[0]
     queue = core.queues[eng.index]
     while True:
@@ -91,7 +91,7 @@ def _try_fixed(eng, now, push, flops, useful, counts, useful_vec, useful_mma,
             return
         op = queue[0]
         if op.ready > now:
-            push(op.ready, TRY, eng)
+            _push(times, at, op.ready, (TRY, eng, None))
             return
         for sem, ph in op.waits:
             if sem.phase <= ph:
@@ -118,7 +118,13 @@ def _try_fixed(eng, now, push, flops, useful, counts, useful_vec, useful_mma,
         busy_until = now + dur
         eng.busy_until = busy_until
         eng.busy += dur
-        push(busy_until + d.latency, DONE, op)
+        done = busy_until + d.latency
+        events = at.get(done)
+        if events is None:
+            at[done] = [(DONE, op, None)]
+            heapq.heappush(times, done)
+        else:
+            events.append((DONE, op, None))
         valid = core.valid
         if d.flops:
             dt = d.mma_dtype
@@ -132,5 +138,20 @@ def _try_fixed(eng, now, push, flops, useful, counts, useful_vec, useful_mma,
         elif valid:
             useful_vec(valid, d, op.stages)
         if busy_until > now:
-            push(busy_until, TRY, eng)
+            events = at.get(busy_until)
+            if events is None:
+                at[busy_until] = [(TRY, eng, None)]
+                heapq.heappush(times, busy_until)
+            else:
+                events.append((TRY, eng, None))
             return
+
+
+def _push(times, at, t, event) -> None:
+    """`Simulator.push` of an (kind, object, argument) event."""
+    events = at.get(t)
+    if events is None:
+        at[t] = [event]
+        heapq.heappush(times, t)
+    else:
+        events.append(event)

@@ -94,6 +94,7 @@ class Simulator:
             own = [Core(self, c, k, engines, self.resident > 1) for k in range(self.resident)]
             for e in engines:
                 e.slots = own
+                e.solo_fixed = e.index >= 2 and len(own) == 1
             phys.append(engines)
             for k, core in enumerate(own):
                 slots[k].append(core)
@@ -136,11 +137,9 @@ class Simulator:
         count = 0
         while times:
             t = pop(times)
-            events = at[t]
-            i = 0
-            while i < len(events):      # events pushed for `t` meanwhile join the end
-                kind, obj, arg = events[i]
-                i += 1
+            # events pushed for `t` while its events run join the end of its list,
+            # and a list's iterator reaches what is appended to it while it runs
+            for kind, obj, arg in at[t]:
                 if kind == DONE:
                     complete(obj, t)
                 elif kind == TRY:
