@@ -1,8 +1,9 @@
 """The discrete-event simulator and its entry point `run(program, *arrays, mode=...)`.
 
-Events (time, sequence, kind, object, argument) in one heap: a scalar unit resuming, an
-engine trying to start its queue's head, an instruction completing, a bandwidth pool's
-next transfer finishing. Blocks of the grid go to block slots (one or more per core) in
+Events (kind, object, argument) on an agenda — a heap of the distinct times events wait
+for, each time with its events in push order, so ties go in push order: a scalar unit
+resuming, an engine trying to start its queue's head, an instruction completing, a
+bandwidth pool's next transfer finishing. Blocks of the grid go to block slots (one or more per core) in
 launch order (raster order) as slots free up, so waves and their tails emerge. When no event is left but a core has
 not halted, the program is deadlocked: the simulator reports the waits, never hangs.
 """
