@@ -113,7 +113,7 @@ def test_the_interpreter_and_the_general_loop_count_the_same(name, monkeypatch):
     from tilelang.runtime.tcsim import decode, events, runs
     monkeypatch.setattr(runs, "RESUME_BUDGET", 0)
     monkeypatch.setattr(decode, "_DECODED", {})
-    monkeypatch.setattr(events, "run_timing", lambda sim: sim._run_events())
+    monkeypatch.setattr(events, "run_timing", events.run_general)
     build, args, kw = CASES[name]
     assert figures(run(build(), *args(), mode="timing", **kw)) == PINNED[name]
 

@@ -1,20 +1,53 @@
-"""The timing-mode event loop: the simulator's events handled inline.
+"""The simulator's event loops, over its agenda (sim.py: a heap of distinct times, each
+time's events in push order).
 
-A timing-only run (no numerics, no race detector, no trace) spends its time in a few
-handlers called once per event: an instruction completing (its arrival at its
+`run_general` handles each event with the simulator's methods: functional runs
+(numerics), the race detector and traces take it. A timing-only run spends its time in
+a few handlers called once per event — an instruction completing (its arrival at its
 semaphore, the waiters it wakes), a tensor-core or vector engine trying to start its
-queue's head, a scalar unit resuming. This loop runs them without a call per handler,
-with the same decisions in the same order as the general loop
-(`Simulator._run_events`, which serves numerics, the race detector and traces): every
-event is handled at the same (time, sequence) place, so every count is the same
-(tests/tcsim/test_engine_counts.py).
+queue's head, a scalar unit resuming — and `run_timing` runs them inline, with the same
+decisions in the same order: every event is handled at the same place, so every count
+is the same (tests/tcsim/test_engine_counts.py runs both).
 """
 from __future__ import annotations
 
 import heapq
 
 from .errors import SimError
-from .machine import DONE, POOL, STEP, TRY, Core
+from .machine import DONE, STEP, TRY, Core
+
+
+def run_general(sim) -> None:
+    """Run `sim`'s events to the end, each by the simulator's handler."""
+    times, at, pop, push = sim.times, sim.at, heapq.heappop, sim.push
+    try_start, complete, pool_event = sim.try_start, sim.complete, sim._pool_event
+    limit = sim.max_events or 0
+    count = 0
+    while times:
+        t = pop(times)
+        # events pushed for `t` while its events run join the end of its list, and a
+        # list's iterator reaches what is appended to it while it runs
+        for kind, obj, arg in at[t]:
+            if kind == DONE:
+                complete(obj, t)
+            elif kind == TRY:
+                # try_start's first two steps, inline: most tries find it busy
+                if obj.data_active:
+                    pass
+                elif obj.busy_until > t:
+                    push(obj.busy_until, TRY, obj)
+                else:
+                    try_start(obj, t)
+            elif kind == STEP:
+                if obj.blocked is None and not obj.done:
+                    obj.step(t)
+            elif arg == obj.version:
+                pool_event(obj, t)
+            if limit:
+                count += 1
+                if count > limit:
+                    raise SimError(f"simulation exceeded {limit} events")
+        del at[t]
 
 
 def run_timing(sim) -> None:

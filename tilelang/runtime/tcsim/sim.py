@@ -23,7 +23,7 @@ from .execute import apply
 from .grid import block_order
 from .hazards import Hazards
 from .launch import add_views, bind, grid_of
-from .machine import DONE, POOL, STEP, TRY, Core, Engine, Op
+from .machine import DONE, POOL, TRY, Core, Engine, Op
 from .clusters import Gang, check_cluster, cluster_order
 from .report import build_report
 from .useful import on_load as useful_load, on_mma as useful_mma, on_vec as useful_vec, \
@@ -116,11 +116,11 @@ class Simulator:
     def run(self):
         for gang in self.gangs:
             self._next(gang, 0.0)
+        from . import events
         if not self.functional and self.hazards is None and self.trace is None:
-            from .events import run_timing
-            run_timing(self)
+            events.run_timing(self)
         else:
-            self._run_events()
+            events.run_general(self)
         if self.blocks_done < len(self.order):
             from .deadlock import explain
             raise explain(self)
@@ -128,39 +128,6 @@ class Simulator:
             races = self.hazards.races
             raise RaceError(f"{len(races)} data race(s); first: {races[0]}", races)
         return build_report(self)
-
-    def _run_events(self) -> None:
-        """The general event loop (numerics, race detector, trace; events.py has the
-        timing-only one)."""
-        times, at, pop, push = self.times, self.at, heapq.heappop, self.push
-        try_start, complete, pool_event = self.try_start, self.complete, self._pool_event
-        limit = self.max_events or 0
-        count = 0
-        while times:
-            t = pop(times)
-            # events pushed for `t` while its events run join the end of its list,
-            # and a list's iterator reaches what is appended to it while it runs
-            for kind, obj, arg in at[t]:
-                if kind == DONE:
-                    complete(obj, t)
-                elif kind == TRY:
-                    # try_start's first two steps, inline: most tries find it busy
-                    if obj.data_active:
-                        pass
-                    elif obj.busy_until > t:
-                        push(obj.busy_until, TRY, obj)
-                    else:
-                        try_start(obj, t)
-                elif kind == STEP:
-                    if obj.blocked is None and not obj.done:
-                        obj.step(t)
-                elif arg == obj.version:
-                    pool_event(obj, t)
-                if limit:
-                    count += 1
-                    if count > limit:
-                        raise SimError(f"simulation exceeded {limit} events")
-            del at[t]
 
     # ------------------------------------------------------------------ blocks
     def _next(self, gang, t: float) -> None:
