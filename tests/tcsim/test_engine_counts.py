@@ -118,6 +118,41 @@ def test_the_interpreter_and_the_general_loop_count_the_same(name, monkeypatch):
     assert figures(run(build(), *args(), mode="timing", **kw)) == PINNED[name]
 
 
+def _branchy():
+    """A loop whose body fills the vector queue inside both arms of an IF / ELSE (the
+    scalar unit resumes inside a then-branch and an else-branch) and after it."""
+    from .progs import program
+    vecs = "\n".join(["VEC.EXP2 Y, X shape=64x64"] * 6)
+    return program(f"""
+        MOV r1, 0
+        LOOP 6
+        MOD r2, r1, 2
+        ADDI r1, r1, 1
+        IF r2
+        {vecs}
+        MOV r3, 1
+        ELSE
+        {vecs}
+        {vecs}
+        MOV r3, 2
+        ENDIF
+        {vecs}
+        ADDI r4, r3, 1
+        ENDLOOP
+        HALT""", bufs=["X RF float32 [64, 64]", "Y RF float32 [64, 64]"])
+
+
+def test_resume_points_inside_branches_count_what_the_interpreter_counts(monkeypatch):
+    from tilelang.runtime.tcsim import decode, runs
+    compiled = figures(run(_branchy(), mode="timing", config="tiny"))
+    monkeypatch.setattr(runs, "RESUME_BUDGET", 0)
+    monkeypatch.setattr(decode, "_DECODED", {})
+    assert figures(run(_branchy(), mode="timing", config="tiny")) == compiled
+    # MOV, LOOP, HALT; each iteration MOD, ADDI, IF, the six after the branch, ADDI,
+    # ENDLOOP, and a then-branch (6 + MOV + ELSE) or an else-branch (12 + MOV + ENDIF)
+    assert compiled[-1] == 3 + 3 * (11 + 8) + 3 * (11 + 14)
+
+
 def test_functional_mode_keeps_its_cycles_too():
     """Functional mode (numerics, race detector) times the same as timing mode."""
     rng = np.random.default_rng(3)
