@@ -24,6 +24,9 @@ from .decode import (K_ATOM, K_BIN, K_LDS, K_ELSE, K_ENDIF, K_ENDLOOP, K_FENCE, 
 
 STEP, TRY, DONE, POOL = 0, 1, 2, 3
 
+# what a scalar unit's blocked time counts as (FENCE, HALT and ATOM: "drain")
+_STALL_KIND = {"queue": "queue_full", "sem": "sem_wait"}
+
 
 class Sem:
     __slots__ = ("name", "count", "expect", "arrivals", "bytes", "phase", "waiters")
@@ -154,8 +157,7 @@ class Core:
 
     def wake(self, now: float) -> None:
         if self.blocked is not None:
-            kind = self.blocked[0]
-            key = {"queue": "queue_full", "sem": "sem_wait"}.get(kind, "drain")
+            key = _STALL_KIND.get(self.blocked[0], "drain")
             self.stall[key] += now - self.blocked_since
             self.blocked = None
             self.sim.push(now, STEP, self)
