@@ -384,8 +384,6 @@ class Buffer:
         if topk_weights is not None:
             w = check(to_numpy(topk_weights, "topk_weights")[0], "topk_weights", 2,
                       ("float32",))[:plan.num_recv]
-            if w.shape[1] > 32:
-                raise ValueError(f"combine sums at most 32 top-k weights, got {w.shape[1]}")
         k, hidden = (0 if w is None else w.shape[1]), a.shape[1]
         comb_x, comb_w = self._combine_inputs(plan, a, w, k)
         num_tokens = handle.slots.shape[0]
