@@ -174,3 +174,48 @@ def test_a_kernel_that_streams_fences_before_it_signals():
     at = next(i for i, line in enumerate(lines) if "atomicrmw add" in line)
     assert any("@llvm.x86.sse.sfence" in line for line in lines[:at]), signal
     assert impl.count("call void @llvm.x86.sse.sfence") >= 2, impl
+
+
+PARALLEL = """import tilelang.language as T
+
+M = T.dynamic("M")
+
+
+@T.prim_func
+def scale(A: T.Tensor((M, 4, 256), "float32"), B: T.Tensor((M, 4, 256), "bfloat16")):
+    with T.Kernel(M) as bx:
+        for i, j in T.Parallel(4, 256, annotations={"eviction_policy": "evict_first",
+                                                    "parallel_prefer_async": True}):
+            B[bx, i, j] = T.cast(A[bx, i, j] * 2.0, "bfloat16")
+"""
+
+
+def test_a_parallel_loop_takes_the_hint_through_tilelangs_annotations():
+    mod = parse_module(PARALLEL, "k.tl")
+    loops = [n for n in walk(mod) if isinstance(n, For)]
+    # the nest's innermost loop, the one whose stores it is about; other keys: no effect
+    assert [n.annotations for n in loops] == [(), (("eviction_policy", "evict_first"),)]
+    assert parse_module(print_module(mod), "<printed>") == mod
+    k = compiled(PARALLEL)
+    a = np.arange(3 * 4 * 256, dtype=np.float32).reshape(3, 4, 256)
+    b = aligned(a.shape, ml_dtypes.bfloat16)
+    k(a, b)
+    np.testing.assert_array_equal(b.astype(np.float32), (a * 2).astype(ml_dtypes.bfloat16)
+                                  .astype(np.float32))
+    if platform.machine() in ("x86_64", "AMD64"):
+        assert "movntdq" in k.asm()
+
+
+def test_a_bad_hint_in_parallel_annotations_is_tl0320():
+    from tilelang.diagnostics import TileLangError
+    with pytest.raises(TileLangError) as info:
+        parse_module(PARALLEL.replace('"evict_first"', '"evict_soon"'), "k.tl")
+    assert info.value.diagnostics[0].code == "TL0320"
+
+
+def aligned(shape, dtype):
+    dt = np.dtype(dtype)
+    count = int(np.prod(shape))
+    raw = np.zeros(count * dt.itemsize + 64, np.uint8)
+    skip = -raw.ctypes.data % 64
+    return raw[skip:skip + count * dt.itemsize].view(dt).reshape(shape)

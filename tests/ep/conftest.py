@@ -13,8 +13,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 def ep_kernels():
     from tilelang.ops.ep import combine_kernels, dispatch_kernels, layout_kernels
     layout_kernels()
-    for dt in ("bfloat16", "float32", "float8_e4m3"):
-        dispatch_kernels(dt)
+    dispatch_kernels()
     for dt in ("bfloat16", "float32"):
         combine_kernels(dt)
     import tilelang

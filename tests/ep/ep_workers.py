@@ -162,6 +162,15 @@ def scenario_recipe():
     print(f"RANK {group.rank()} OK", flush=True)
 
 
+def scenario_recipe_wide():
+    """Rows of several dispatch blocks with a ragged end, most of them off a cache line
+    (hidden 1100: 2200-byte bf16, 4400-byte fp32 and 1100-byte fp8 rows), so dispatch
+    streams some rows whole and stores others through the cache."""
+    group = ep.init()
+    recipe(group, num_tokens=40, hidden=1100)
+    print(f"RANK {group.rank()} OK", flush=True)
+
+
 def scenario_bad_expert():
     """Rank 1 routes a token to expert E: every rank raises before any data moves."""
     group = ep.init()

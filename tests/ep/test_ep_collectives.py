@@ -12,6 +12,11 @@ def test_recipe_shm(ep_kernels, num_ranks):
     assert all(f"RANK {r} OK" in out for r, out in enumerate(outputs))
 
 
+def test_recipe_shm_wide_ragged_rows(ep_kernels):
+    outputs = run_shm("recipe_wide", 2)
+    assert all(f"RANK {r} OK" in out for r, out in enumerate(outputs))
+
+
 def test_recipe_mpi_two_hosts_of_two(ep_kernels):
     out = run_mpi("recipe", 4, ranks_per_host=2)
     assert all(f"RANK {r} OK" in out for r in range(4))

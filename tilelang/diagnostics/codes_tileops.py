@@ -91,8 +91,9 @@ BAD_EVICTION_POLICY = register("TL0320", "bad eviction_policy", """
 `T.copy(src, dst, eviction_policy=...)` takes one of TileLang's cache hints, a string
 constant: "evict_normal" (no hint, as leaving it out), "evict_first" (the copied data
 will not be read again soon: on the CPU the stores to a global tensor stream past the
-caches, non-temporal, in whole aligned 64-byte lines) or "evict_last". The hint never
-changes the result; tcsim ignores it.
+caches, non-temporal, in whole aligned 64-byte lines, where the row starts on a line)
+or "evict_last". `T.Parallel(..., annotations={"eviction_policy": ...})` takes the same
+values for the loop's stores. The hint never changes the result; tcsim ignores it.
 """)
 
 OUT_OF_RANGE_ARG = register("TL0390", "argument out of range", """

@@ -328,15 +328,16 @@ class Buffer:
         # combine rows go past every dispatch's rows so far: the receive tensors of an
         # earlier dispatch (a cached one may lay out fewer) stay intact for combine
         self._dispatch_end = max(self._dispatch_end, recv["_end"])
-        lib = dispatch_kernels(dtypes.from_numpy(xs[0].dtype))
+        lib = dispatch_kernels()
         if not started:
             lib["barrier"](self._barrier)
         pe, base = plan.dispatch_targets()
+        x_bytes, recv_bytes = xs[0].view(np.uint8), recv["x"].view(np.uint8)  # rows as bytes
         if k:
-            lib["dispatch_x_topk"](xs[0], topk[0], topk[1], handle.slots, pe, base,
-                                   recv["x"], recv["topk_idx"], recv["topk_weights"])
+            lib["dispatch_x_topk"](x_bytes, topk[0], topk[1], handle.slots, pe, base,
+                                   recv_bytes, recv["topk_idx"], recv["topk_weights"])
         else:
-            lib["dispatch_x"](xs[0], handle.slots, pe, base, recv["x"])
+            lib["dispatch_x"](x_bytes, handle.slots, pe, base, recv_bytes)
         if len(xs) == 2:
             lib["dispatch_scales"](xs[1], handle.slots, pe, base, recv["scales"])
         if self.group.num_hosts > 1:
@@ -383,8 +384,6 @@ class Buffer:
         if topk_weights is not None:
             w = check(to_numpy(topk_weights, "topk_weights")[0], "topk_weights", 2,
                       ("float32",))[:plan.num_recv]
-            if w.shape[1] > 32:
-                raise ValueError(f"combine sums at most 32 top-k weights, got {w.shape[1]}")
         k, hidden = (0 if w is None else w.shape[1]), a.shape[1]
         comb_x, comb_w = self._combine_inputs(plan, a, w, k)
         num_tokens = handle.slots.shape[0]
