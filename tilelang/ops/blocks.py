@@ -4,7 +4,9 @@
 Within a block the register tiles walk row panels: the MR x BLOCK_K panel of A is
 copied right before its tiles while the packed BLOCK_K x NR panels of B stream past it
 from L2; BLOCK_K makes one B panel about fill L1 (sized for A's panel and B's together,
-256 rather than 342 at n = 2048 on a 48 KiB L1, it ran no faster in the same run).
+256 rather than 342 at n = 2048 on a 48 KiB L1, it ran no faster in the same run), and
+no larger than keeps the whole packed B tile (BLOCK_K x BLOCK_N), which every row panel
+streams, within `_B_TILE_L2` of L2.
 Across blocks, what costs is copying: every block copies its A rows once per k step and
 packs its B tile once per k step, so A is copied N / BLOCK_N times over and B M / BLOCK_M times. On this kind of
 kernel the copies are the main loss besides the micro-kernel itself (measured on a
@@ -46,6 +48,11 @@ _SEARCH = 12            # block counts tried per dimension beyond the fewest tha
 # keeps NR / lanes accumulator chains, and an FMA unit pair needs ~8 in flight (4-cycle
 # latency, two ports) to issue every cycle
 _TAIL_ROWS = 4
+# The packed B tile's (BLOCK_K x BLOCK_N) share of L2. At n = 2048 on a 2 MiB L2 (blocks
+# 512 x 1024), 0.57 of L2 (BLOCK_K 293) ran 2.9-4.2% faster than 0.67 (BLOCK_K 342) in
+# five same-run comparisons on one thread (level on two); 0.5 (BLOCK_K 256) was level
+# with 0.67 within the noise. BLIS sizes its L2-resident packed block alike (about half)
+_B_TILE_L2 = 0.6
 
 
 def launch_threads(m: int, n: int, k: int, num_threads: int | None) -> int:
@@ -82,6 +89,11 @@ def choose_blocks(m: int, n: int, k: int, tile_size=None, block=None,
     threads = num_threads or default_num_threads()
     lanes = machine.lanes(_FLOAT_BITS)
     bm, bn = _best_grid(m, n, bk, mr, nr if n >= nr else lanes, threads)
+    # every row panel streams the whole packed B tile from L2, so it must stay there
+    # while C's rows and A's panels pass through: at most `_B_TILE_L2` of L2
+    most = int(_B_TILE_L2 * machine.l2) // (bn * _BYTES)
+    if bk > most:
+        bk = _even(k, max(most, k_step), k_step)
     return bm, bn, bk
 
 
