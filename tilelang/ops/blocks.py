@@ -4,17 +4,26 @@
 Within a block the register tiles walk row panels: the MR x BLOCK_K panel of A is
 copied right before its tiles while the packed BLOCK_K x NR panels of B stream past it
 from L2; BLOCK_K makes one B panel about fill L1 (sized for A's panel and B's together,
-256 rather than 342 at n = 2048 on a 48 KiB L1, it ran no faster in the same run).
+256 rather than 342 at n = 2048 on a 48 KiB L1, it ran no faster in the same run), and
+no larger than keeps the whole packed B tile (BLOCK_K x BLOCK_N), which every row panel
+streams, within `_B_TILE_L2` of L2.
 Across blocks, what costs is copying: every block copies its A rows once per k step and
 packs its B tile once per k step, so A is copied N / BLOCK_N times over and B M / BLOCK_M times. On this kind of
 kernel the copies are the main loss besides the micro-kernel itself (measured on a
 2-port AVX-512 core at n = 2048, blocks 518 x 688: the same kernel with its copies
 taken out of the k loop ran 16% faster), so blocks are as large as the block's memory
 allows: its B tile, C fragment and A row panel live on the stack of the launching
-thread (`_STACK_BUDGET`). A block also computes whole register tiles past the matrix's edge
-(zeros), so sizes are multiples of MR and NR that split each dimension evenly; and the
-blocks are dealt to the threads in the runtime's chunks, so a count that leaves a
-thread idle at the end costs what that thread does not do. `_cost` weighs the three.
+thread (`_STACK_BUDGET`). Columns: a block computes whole NR-wide register tiles past the
+matrix's edge (zeros), so BLOCK_N is a multiple of NR that splits N evenly. Rows: BLOCK_M
+splits M exactly and the tiling pass gives a block's last m % MR rows a tail tile of
+their own, rather than BLOCK_M rounded up to a multiple of MR (2048 = 4 x 512, each
+block 36 row panels and an 8-row tail, not 4 x 518 = 2072 rows of which 24 are zeros
+that the last block also copies through its guarded edge path: 1.3-4.6% faster, median
++2.4%, over five same-run comparisons on a 2-port AVX-512 core). A tail of r rows keeps
+2r accumulator chains in flight, so one thinner than `_TAIL_ROWS` waits on the FMA
+latency and costs as long as `_TAIL_ROWS` rows. And the blocks are dealt to the threads in
+the runtime's chunks, so a count that leaves a thread idle at the end costs what that
+thread does not do. `_cost` weighs the three.
 """
 from __future__ import annotations
 
@@ -35,6 +44,15 @@ _STACK_BUDGET = 4 << 20
 # 1/BLOCK_N per k step): 0.16 at 1/518 + 1/688, measured as above
 _COPY_WEIGHT = 47.0
 _SEARCH = 12            # block counts tried per dimension beyond the fewest that fit
+# A register-tile row tail of fewer rows than this runs as long as this many: each row
+# keeps NR / lanes accumulator chains, and an FMA unit pair needs ~8 in flight (4-cycle
+# latency, two ports) to issue every cycle
+_TAIL_ROWS = 4
+# The packed B tile's (BLOCK_K x BLOCK_N) share of L2. At n = 2048 on a 2 MiB L2 (blocks
+# 512 x 1024), 0.57 of L2 (BLOCK_K 293) ran 2.9-4.2% faster than 0.67 (BLOCK_K 342) in
+# five same-run comparisons on one thread (level on two); 0.5 (BLOCK_K 256) was level
+# with 0.67 within the noise. BLIS sizes its L2-resident packed block alike (about half)
+_B_TILE_L2 = 0.6
 
 
 def launch_threads(m: int, n: int, k: int, num_threads: int | None) -> int:
@@ -71,6 +89,11 @@ def choose_blocks(m: int, n: int, k: int, tile_size=None, block=None,
     threads = num_threads or default_num_threads()
     lanes = machine.lanes(_FLOAT_BITS)
     bm, bn = _best_grid(m, n, bk, mr, nr if n >= nr else lanes, threads)
+    # every row panel streams the whole packed B tile from L2, so it must stay there
+    # while C's rows and A's panels pass through: at most `_B_TILE_L2` of L2
+    most = int(_B_TILE_L2 * machine.l2) // (bn * _BYTES)
+    if bk > most:
+        bk = _even(k, max(most, k_step), k_step)
     return bm, bn, bk
 
 
@@ -79,12 +102,12 @@ def _best_grid(m: int, n: int, bk: int, mr: int, nr: int, threads: int) -> tuple
     """The (BLOCK_M, BLOCK_N) of least `_cost` among the grids that fit the budget."""
     best = None
     for gm in _counts(m, mr, bk, nr):
-        bm = _round_up(_count(m, gm), mr)
+        bm = _count(m, gm)
         for gn in _counts(n, nr, bk, bm):
             bn = _round_up(_count(n, gn), nr)
             if _arena(bm, bn, bk, mr) > _STACK_BUDGET and (bm > mr or bn > nr):
                 continue
-            cost = _cost(m, n, bm, bn, threads)
+            cost = _cost(m, n, bm, bn, mr, threads)
             if best is None or cost < best[0]:
                 best = (cost, bm, bn)
     return best[1], best[2]
@@ -105,11 +128,14 @@ def _arena(bm: int, bn: int, bk: int, mr: int) -> int:
     return _BYTES * (mr * bk + bk * bn + bm * bn)
 
 
-def _cost(m: int, n: int, bm: int, bn: int, threads: int) -> float:
-    """Time of the whole GEMM in multiply-adds of useful work: the padded area, the
-    copies, and the rounds of blocks the slowest thread runs."""
+def _cost(m: int, n: int, bm: int, bn: int, mr: int, threads: int) -> float:
+    """Time of the whole GEMM in multiply-adds of useful work: the padded area (a thin
+    row tail counted at its `_TAIL_ROWS` floor), the copies, and the rounds of blocks
+    the slowest thread runs."""
     gm, gn = _count(m, bm), _count(n, bn)
-    padded = gm * bm * gn * bn / (m * n)
+    tail = bm % mr
+    rows = bm - tail + (max(tail, _TAIL_ROWS) if tail else 0)
+    padded = gm * rows * gn * bn / (m * n)
     copies = 1.0 + _COPY_WEIGHT * (1.0 / bm + 1.0 / bn)
     return padded * copies * _imbalance(gm * gn, threads)
 
