@@ -230,6 +230,7 @@ def _engine_fields(d: DI, ins, cfg: MachineConfig) -> None:
             d.glob = (a.tensor, tuple(spec(s) for s in a.starts))
     d.box = ins.attr("box")
     if d.box is not None:
+        d.box = tuple(d.box)            # hashable: a key of the L2's box memo
         d.box_elems = math.prod(d.box)
     d.ta, d.tb = bool(ins.attr("ta")), bool(ins.attr("tb"))
     d.mcast = bool(ins.attr("mcast"))

@@ -17,6 +17,7 @@ Timing rules (docs/tcsim.md has them with examples):
 """
 from __future__ import annotations
 
+import heapq
 from collections import deque
 
 from .decode import (K_ATOM, K_BIN, K_LDS, K_ELSE, K_ENDIF, K_ENDLOOP, K_FENCE, K_HALT, K_IF, K_LDG,
@@ -160,7 +161,13 @@ class Core:
             key = _STALL_KIND.get(self.blocked[0], "drain")
             self.stall[key] += now - self.blocked_since
             self.blocked = None
-            self.sim.push(now, STEP, self)
+            at = self.sim.at            # sim.push, written out (a hot path)
+            events = at.get(now)
+            if events is None:
+                at[now] = [(STEP, self, None)]
+                heapq.heappush(self.sim.times, now)
+            else:
+                events.append((STEP, self, None))
 
     def step(self, now: float) -> None:
         sim = self.sim

@@ -406,7 +406,11 @@ class Simulator:
         g = self.tensors[d.glob[0]]
         esize = d.esize
         stops = op.stops
-        shape = g.shape if stops is None else nx.clip_shape(g.shape, stops)  # masked tail
+        if stops is None:               # the usual DMA: its whole box, no masked tail
+            shape, box = g.shape, d.box
+        else:                           # what the DMA really moves, and the tensor's part
+            shape = nx.clip_shape(g.shape, stops)
+            box = nx.stopped_box(op.starts, d.box, stops)
         inb = nx.inbounds_elems(op.starts, d.box, shape)
         nbytes = inb * esize
         op.nbytes = d.box_elems * esize               # a box's arrival counts all of it
@@ -431,7 +435,6 @@ class Simulator:
             if job is None:
                 return                        # the engine waits for the cluster
         sector = self.l2.sector
-        box = nx.stopped_box(op.starts, d.box, op.stops)      # what the DMA really moves
         if d.engine == 0:
             hit, miss = self.l2.access(d.glob[0], g.shape, esize, op.starts, box) \
                 if min(box) > 0 else (0, 0)
@@ -483,7 +486,12 @@ class Simulator:
     def _schedule_pool(self, pool) -> None:
         t = pool.next_finish()
         if t is not None:
-            self.push(t, POOL, pool, pool.version)
+            events = self.at.get(t)         # self.push, written out (a hot path)
+            if events is None:
+                self.at[t] = [(POOL, pool, pool.version)]
+                heapq.heappush(self.times, t)
+            else:
+                events.append((POOL, pool, pool.version))
 
     def _pool_event(self, pool, now: float) -> None:
         for job, rest in pool.pop_done(now):
@@ -506,7 +514,13 @@ class Simulator:
             eng.busy += took
             lost = took - eng.data_moved / self.port
             eng.stall_bw += lost if lost > 0.0 else 0.0
-        self.push(now + self.dma_latency, DONE, op)
+        done = now + self.dma_latency
+        events = self.at.get(done)          # self.push, written out (a hot path)
+        if events is None:
+            self.at[done] = [(DONE, op, None)]
+            heapq.heappush(self.times, done)
+        else:
+            events.append((DONE, op, None))
         self.try_start(eng, now)
 
     def complete(self, op, now: float) -> None:
