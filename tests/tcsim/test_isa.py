@@ -107,7 +107,8 @@ _sems = st.builds(SemRef, st.just("s"), st.one_of(st.none(), _scalars))
 
 def _instr(draw):
     op = draw(st.sampled_from(["ADD", "MOV", "SEL", "LOOP", "VEC.ADD", "VEC.EXP", "DMA.LD",
-                               "DMA.ST", "MMA", "SEM.WAIT", "VEC.RED.MAX", "ACC.READ"]))
+                               "DMA.ST", "MMA", "SEM.WAIT", "VEC.RED.MAX", "ACC.READ",
+                               "BITCAST"]))
     kinds = {"r": _regs, "s": _scalars, "t": _tiles, "m": _sems,
              "g": st.builds(Glob, st.just("G"), st.tuples(_scalars, _scalars))}
     from tilelang.targets.tcsim.isa import OPCODES
@@ -121,6 +122,9 @@ def _instr(draw):
         attrs["signal"] = draw(_sems)
     if op == "VEC.RED.MAX":
         attrs["dim"] = draw(st.integers(0, 1))
+    if op == "BITCAST":
+        attrs["src"], attrs["dst"] = draw(st.sampled_from([("float32", "int32"),
+                                                           ("uint16", "bfloat16")]))
     return make(op, *args, **attrs)
 
 

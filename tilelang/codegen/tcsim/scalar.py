@@ -99,8 +99,8 @@ class ScalarLowering:
             if not is_float(e.dtype) and e.dtype != "bool":
                 em.emit("CVTI", dst, dst)
         elif isinstance(e, BitCast):
-            raise unsupported(e, "T.reinterpret of a run-time value outside T.Parallel (the "
-                                 "vector unit reinterprets, VEC.BITCAST)")
+            # the registers carry no dtype: the instruction names both
+            em.emit("BITCAST", dst, self.operand(e.value), src=e.value.dtype, dst=e.dtype)
         else:
             raise unsupported(e, f"`{type(e).__name__}` in a scalar expression (data-"
                                  f"dependent values are not supported)")

@@ -308,8 +308,10 @@ _KINDS = {"SEL": K_SEL, "LDG": K_LDG, "ATOM.ADD": K_ATOM, "LDS": K_LDS, "BREAKZ"
 
 
 def _scalar_fields(d: DI) -> None:
-    from .numerics import SCALAR_BIN, SCALAR_UN
-    if d.op in SCALAR_BIN:
+    from .numerics import SCALAR_BIN, SCALAR_UN, scalar_bitcast
+    if d.op == "BITCAST":
+        d.kind, d.fn = K_UN, scalar_bitcast(d.attrs["src"], d.attrs["dst"])
+    elif d.op in SCALAR_BIN:
         d.kind, d.fn = K_BIN, SCALAR_BIN[d.op]
     elif d.op in SCALAR_UN:
         d.kind, d.fn = K_UN, SCALAR_UN[d.op]

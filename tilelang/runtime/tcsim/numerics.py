@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from ...dtypes import numpy_dtype
+from ...dtypes import is_float, numpy_dtype
 
 _NP = {}
 
@@ -84,6 +84,18 @@ SCALAR_UN = {
     "TAN": _safe(math.tan), "ROUND": lambda x: float(round(x)) if math.isfinite(x) else x,
     "TRUNC": lambda x: float(math.trunc(x)) if math.isfinite(x) else x,
 }
+
+
+def scalar_bitcast(src: str, dst: str):
+    """The BITCAST function: a register's value rounded (or wrapped) to `src`, its bits
+    read as `dst` of the same width (a numpy view, so every bit pattern is exact)."""
+    to_dst = float if is_float(dst) else int
+
+    def bitcast(a):
+        with np.errstate(all="ignore"):
+            raw = store_cast(np.asarray([a]), src)
+        return to_dst(raw.view(npdt(dst))[0])
+    return bitcast
 
 
 # ----------------------------------------------------------------------------- VEC

@@ -10,7 +10,7 @@ scalar unit still charges `scalar_cycles` per instruction.
 """
 from __future__ import annotations
 
-from .numerics import SCALAR_BIN, SCALAR_UN
+from .numerics import SCALAR_BIN
 
 # operations whose meaning is a Python expression (exactly the numerics lambdas)
 _BIN = {"ADD": "({a} + {b})", "SUB": "({a} - {b})", "MUL": "({a} * {b})",
@@ -75,7 +75,7 @@ def _compile(ds, cycles):
                 expr = _UN[d.op].format(a=x)
             else:
                 fn = f"f{len(consts)}"
-                consts[fn] = SCALAR_UN[d.op]
+                consts[fn] = d.fn
                 expr = f"{fn}({x})"
         lines.append(f"    {dst} = {expr}")
         lines.append("    t += C")
@@ -308,5 +308,5 @@ def _assign(d, operand, consts) -> str:
     if d.op in _UN:
         return f"{dst} = {_UN[d.op].format(a=x)}"
     fn = f"f{len(consts)}"
-    consts[fn] = SCALAR_UN[d.op]
+    consts[fn] = d.fn
     return f"{dst} = {fn}({x})"

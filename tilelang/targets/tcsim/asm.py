@@ -226,7 +226,7 @@ def _parse_attr(key: str, val: str, names: _Names, line: int):
     if key == "stop":
         return tuple(None if x.strip() == "-" else parse_scalar(x, line)
                      for x in val.split(","))
-    if key in ("reduce", "src"):
+    if key in ("reduce", "src", "dst"):
         return val
     try:
         return int(val)

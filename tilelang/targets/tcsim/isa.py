@@ -146,6 +146,10 @@ def _build_table() -> dict[str, OpInfo]:
     # dst = the bits of src (of dtype `src`) read as dst's dtype, of the same width
     # (`T.reinterpret`): exact, no conversion
     t["VEC.BITCAST"] = OpInfo("VEC", "ts", ("shape", "src") + _ASYNC)
+    # rd = the bits of the operand, of dtype `src`, read as dtype `dst` of the same width
+    # (`T.reinterpret` of a run-time scalar): the registers carry no dtype, so both are
+    # named; exact, no conversion. Last, so earlier opcodes keep their numbers
+    t["BITCAST"] = OpInfo("SCALAR", "rs", ("dst", "src"))
     return t
 
 

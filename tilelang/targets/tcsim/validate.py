@@ -31,6 +31,8 @@ def validate(p: Program, cfg: MachineConfig) -> list[str]:
     for ins in p.code:
         where = f"{ins.op} (line {ins.line})" if ins.line else ins.op
         problems += [f"{where}: {m}" for m in _check_names(ins, bufs, sems, tensors, p)]
+        if ins.op == "BITCAST":
+            problems += [f"{where}: {m}" for m in _bitcast_problems(ins)]
         if ins.op in ("LOOP", "IF"):
             depth.append(ins.op)
         elif ins.op == "ENDLOOP" and (not depth or depth.pop() != "LOOP"):
@@ -46,6 +48,17 @@ def validate(p: Program, cfg: MachineConfig) -> list[str]:
     if depth:
         problems.append(f"unclosed {depth[-1]}")
     return problems
+
+
+def _bitcast_problems(ins) -> list[str]:
+    """A scalar BITCAST names two known dtypes of one width (its registers carry none)."""
+    from ...dtypes import DTYPES, bits
+    src, dst = ins.attr("src"), ins.attr("dst")
+    if src not in DTYPES or dst not in DTYPES:
+        return [f"needs src= and dst= dtypes, got src={src} dst={dst}"]
+    if "bool" in (src, dst) or bits(src) != bits(dst):
+        return [f"{src} and {dst} are not two dtypes of one width"]
+    return []
 
 
 def declaration_problems(p: Program) -> list[str]:
