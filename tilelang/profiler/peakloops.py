@@ -35,47 +35,38 @@ def fma_loop_ir(name: str, lanes: int, elem: str, accumulators: int) -> str:
     """`void name(i64 n, ptr xy, ptr out)`: n iterations of `accumulators` vector FMAs;
     out[0..lanes) = the sum of the accumulators."""
     v = _vec(lanes, elem)
-    suffix = f"v{lanes}{'f32' if elem == 'float' else 'f64'}"
-    lines = [f"define void @{name}(i64 %n, ptr %xy, ptr %out) {{",
-             "entry:",
-             f"  %x = load {v}, ptr %xy, align 4",
-             f"  %yp = getelementptr {v}, ptr %xy, i64 1",
-             f"  %y = load {v}, ptr %yp, align 4",
-             "  br label %loop", "loop:",
-             "  %i = phi i64 [0, %entry], [%i1, %loop]"]
-    for a in range(accumulators):
-        lines.append(f"  %a{a} = phi {v} [zeroinitializer, %entry], [%b{a}, %loop]")
-    for a in range(accumulators):
-        lines.append(f"  %b{a} = call {v} @llvm.fma.{suffix}({v} %a{a}, {v} %x, {v} %y)")
-    lines += ["  %i1 = add i64 %i, 1", "  %c = icmp ult i64 %i1, %n",
-              "  br i1 %c, label %loop, label %exit", "exit:"]
-    lines += _sum_and_store(v, "b", accumulators, "fadd")
-    lines += ["  ret void", "}",
-              f"declare {v} @llvm.fma.{suffix}({v}, {v}, {v})"]
-    return "\n".join(lines)
+    fn = f"@llvm.fma.v{lanes}{'f32' if elem == 'float' else 'f64'}"
+    return _accumulate_loop_ir(name, "xy", v, v, fn, accumulators, (4, 4))
 
 
 def bf16_dot_loop_ir(name: str, lanes: int, accumulators: int) -> str:
     """`void name(i64 n, ptr ab, ptr out)`: n iterations of `accumulators` vdpbf16ps
     (`lanes` float lanes, 2 * lanes bf16 pairs each)."""
-    v = _vec(lanes, "float")
-    bv = _vec(2 * lanes, "bfloat")
     fn = f"@llvm.x86.avx512bf16.dpbf16ps.{lanes * 32}"
-    lines = [f"define void @{name}(i64 %n, ptr %ab, ptr %out) {{",
+    return _accumulate_loop_ir(name, "ab", _vec(lanes, "float"), _vec(2 * lanes, "bfloat"),
+                               fn, accumulators, (2, 4))
+
+
+def _accumulate_loop_ir(name: str, arg: str, v: str, operand: str, fn: str,
+                        accumulators: int, aligns: tuple[int, int]) -> str:
+    """The loop both peak kernels are: two operands loaded once from `arg`, then n
+    iterations of `accumulators` independent `acc = fn(acc, x, y)` chains (independent so
+    that the loop runs at the unit's throughput, not its latency), summed into out."""
+    lines = [f"define void @{name}(i64 %n, ptr %{arg}, ptr %out) {{",
              "entry:",
-             f"  %x = load {bv}, ptr %ab, align 2",
-             f"  %yp = getelementptr {bv}, ptr %ab, i64 1",
-             f"  %y = load {bv}, ptr %yp, align 4",
+             f"  %x = load {operand}, ptr %{arg}, align {aligns[0]}",
+             f"  %yp = getelementptr {operand}, ptr %{arg}, i64 1",
+             f"  %y = load {operand}, ptr %yp, align {aligns[1]}",
              "  br label %loop", "loop:",
              "  %i = phi i64 [0, %entry], [%i1, %loop]"]
     for a in range(accumulators):
         lines.append(f"  %a{a} = phi {v} [zeroinitializer, %entry], [%b{a}, %loop]")
     for a in range(accumulators):
-        lines.append(f"  %b{a} = call {v} {fn}({v} %a{a}, {bv} %x, {bv} %y)")
+        lines.append(f"  %b{a} = call {v} {fn}({v} %a{a}, {operand} %x, {operand} %y)")
     lines += ["  %i1 = add i64 %i, 1", "  %c = icmp ult i64 %i1, %n",
               "  br i1 %c, label %loop, label %exit", "exit:"]
     lines += _sum_and_store(v, "b", accumulators, "fadd")
-    lines += ["  ret void", "}", f"declare {v} {fn}({v}, {bv}, {bv})"]
+    lines += ["  ret void", "}", f"declare {v} {fn}({v}, {operand}, {operand})"]
     return "\n".join(lines)
 
 
