@@ -56,12 +56,6 @@ def _minmax(op, a, b, span):
     return Binary(op, x, y, x.dtype, span=span)
 
 
-def _floor_op(b, name, tree, span):
-    args = bind(Sig(f"T.{name}", (("a", REQUIRED), ("b", REQUIRED))), tree, b.spans)
-    op = "//" if name == "floordiv" else "%"
-    return b.binop(op, b.eval(args["a"]), b.eval(args["b"]), span, span)
-
-
 def _trunc_op(b, name, tree, span):
     """Division rounding toward zero (C's `/` and `%`), from the floor operations."""
     args = bind(Sig(f"T.{name}", (("a", REQUIRED), ("b", REQUIRED))), tree, b.spans)
@@ -195,8 +189,7 @@ def method_call(b, method, tree, span):
 
 
 HANDLERS = {n: _float_unary for n in ("sin", "cos", "tan", "round", "trunc")}
-HANDLERS.update(pow=_pow, Cast=_cast_dtype_first, clamp=_clamp, floordiv=_floor_op,
-                floormod=_floor_op, truncdiv=_trunc_op, truncmod=_trunc_op, dtype=_dtype,
+HANDLERS.update(pow=_pow, Cast=_cast_dtype_first, clamp=_clamp, truncdiv=_trunc_op, truncmod=_trunc_op, dtype=_dtype,
                 const=_eager_only, empty=_eager_only, reinterpret=_reinterpret,
                 Select=_select, get_block_binding=_block_binding)
 HANDLERS["tir.const"] = _tir_const
