@@ -80,7 +80,7 @@ def flash_mla_with_kvcache(q, k_cache, block_table, cache_seqlens, head_dim_v: i
         causal = False                      # one token sees every key either way
     meta, splits = _plan(tile_scheduler_metadata, num_splits, seqlens, shapes, cache,
                          causal, is_fp8_kvcache)
-    scale = D_QK ** -0.5 if softmax_scale is None else float(softmax_scale)
+    scale = D_QK ** -0.5 if softmax_scale is None else _scale(softmax_scale)
     out, lse = _launch(qa, cache, table, seqlens, meta, splits, shapes, scale, causal,
                        is_fp8_kvcache)
     return like(q, out), like(q, lse)
@@ -90,6 +90,13 @@ def flash_mla_with_kvcache(q, k_cache, block_table, cache_seqlens, head_dim_v: i
 
 def _fail(kind, name: str, message: str):
     return kind(f"{name}: {message}")
+
+
+def _scale(value) -> float:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
+        raise _fail(TypeError, "softmax_scale", f"expected a number (or None for "
+                    f"{D_QK} ** -0.5), got {value!r}")
+    return float(value)
 
 
 def _check(q, cache, table, seqlens, head_dim_v, fp8: bool):
@@ -102,7 +109,7 @@ def _check(q, cache, table, seqlens, head_dim_v, fp8: bool):
     if qdt not in (("bfloat16",) if fp8 else ("bfloat16", "float16")):
         raise _fail(TypeError, "q", f"dtype must be {'bfloat16 with an FP8 cache' if fp8 else 'bfloat16 or float16'}, got {qdt}")
     if head_dim_v != D_V:
-        raise _fail(ValueError, "head_dim_v", f"must be {D_V}, got {head_dim_v}")
+        raise _fail(ValueError, "head_dim_v", f"must be {D_V}, got {head_dim_v!r}")
     width = FP8_BYTES if fp8 else D_QK
     if cache.ndim != 4 or cache.shape[1] != BLOCK or cache.shape[3] != width:
         raise _fail(ValueError, "k_cache", f"expected (num_blocks, {BLOCK}, h_kv, {width})"
