@@ -229,21 +229,22 @@ class Buffer:
         recv = self._move(xs, (topk, weights), handle, num_worst_tokens, started=True)
         num_recv = plan.num_recv
         rx = self._recv_x(recv, xs, num_recv, num_worst_tokens, copy)
-        if topk is None:
-            return from_numpy_tree(rx, as_torch), None, None, [], handle, EventOverlap()
         placement, local = self._placement(per_expert.size)
+        # the counts come from every rank's num_tokens_per_expert, top-k or not (DeepEP's)
+        counts_e = [] if num_worst_tokens else \
+            self._recv_expert_counts(meta, placement, expert_alignment)
+        if topk is None:
+            return from_numpy_tree(rx, as_torch), None, None, counts_e, handle, EventOverlap()
         idx, w = recv["topk_idx"], recv["topk_weights"]
         dispatch_kernels()["localize_topk"](idx[:num_recv], w[:num_recv], placement, local,
                                             self.rank)
-        counts_e = self._recv_expert_counts(meta, placement, expert_alignment)
         rows = num_worst_tokens or num_recv
         if num_worst_tokens:
             idx[num_recv:rows] = -1
             w[num_recv:rows] = 0
-            counts_e = []
-        idx, w = idx[:rows], w[:rows]
-        if copy:
-            idx, w = idx.copy(), w.copy()
+        # the top-k tensors are small and callers change them in place (DeepEP's test
+        # does, then dispatches again): they are arrays of their own, unlike recv_x
+        idx, w = idx[:rows].copy(), w[:rows].copy()
         return (from_numpy_tree(rx, as_torch), from_numpy(idx, as_torch),
                 from_numpy(w, as_torch), counts_e, handle, EventOverlap())
 
