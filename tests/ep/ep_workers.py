@@ -70,8 +70,16 @@ def recipe(group, num_tokens=96, hidden=256, num_topk=4, experts_per_rank=4):
     assert recv.shape == (len(order), hidden), (recv.shape, len(order))
     assert np.array_equal(recv, np.repeat(want[:, None], hidden, axis=1))
     assert recv.shape[0] == sum(refs[s][0][me] for s in range(R))
-    prefix = handle[0]
-    assert prefix.shape == (R, R) and prefix[R - 1, me] == len(order)
+    if group.num_hosts == 1:              # DeepEP's intranode handle: the prefix matrix
+        prefix = handle[0]
+        assert prefix.shape == (R, R) and len(handle) == 6
+        assert np.array_equal(handle[-2], in_rank)
+    else:                                 # its internode one: is_token_in_rank first
+        assert len(handle) == 10 and np.array_equal(handle[0], in_rank)
+        prefix = np.repeat(handle[-4][:, None], R, axis=1)
+    assert prefix[R - 1, me] == len(order)
+    assert [int(prefix[s, me]) for s in range(R)] == \
+        list(np.cumsum([refs[s][2][:, me].sum() for s in range(R)]))
     # received expert ids are local ids or -1; per-expert counts are the global sums
     mine = slice(me * experts_per_rank, (me + 1) * experts_per_rank)
     glob = sum(refs[s][1] for s in range(R))[mine]
@@ -121,7 +129,7 @@ def recipe(group, num_tokens=96, hidden=256, num_topk=4, experts_per_rank=4):
     recv_c, _, _, _, handle_c, _ = buffer.dispatch(const, **layout)
     start = 0
     for s in range(R):
-        end = int(handle_c[0][s, me])
+        end = int(handle_c.plan.rank_prefix_matrix[s, me])
         assert np.all(recv_c[start:end].astype(np.float32) == s)
         start = end
 

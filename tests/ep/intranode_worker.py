@@ -60,11 +60,20 @@ def main(minus_one: bool):
 
     ref_rank, ref_rdma, ref_expert, ref_in_rank, _ = buffer.get_dispatch_layout(
         topk_idx, num_experts)
-    assert np.array_equal(ref_rank, num_tokens_per_rank) and ref_rdma is None
+    hosts = np.asarray(group.hosts)
+    num_tokens_per_rdma_rank = None if group.num_hosts == 1 else np.array(
+        [is_token_in_rank[:, hosts == h].any(axis=1).sum() for h in range(group.num_hosts)],
+        np.int32)
+    assert np.array_equal(ref_rank, num_tokens_per_rank)
+    assert np.array_equal(ref_rdma, num_tokens_per_rdma_rank)
     assert np.array_equal(ref_expert, num_tokens_per_expert)
     assert np.array_equal(ref_in_rank, is_token_in_rank)
 
     config = ep.Config(20, 8, 256)
+    internode = group.num_hosts > 1
+    rng = np.random.default_rng(rank)
+    bias_0 = np.ones((num_tokens, hidden), BF16)
+    bias_1 = rng.standard_normal((num_tokens, hidden)).astype(np.float32).astype(BF16)
 
     def check_data(check_x, rank_prefix_matrix):
         assert np.array_equal(check_x.min(axis=1), check_x.max(axis=1))
@@ -79,6 +88,7 @@ def main(minus_one: bool):
             for current_x in (x_pure_rand, x, x_e4m3):
                 for with_topk in (False, True):
                     args = dict(x=current_x, num_tokens_per_rank=num_tokens_per_rank,
+                                num_tokens_per_rdma_rank=num_tokens_per_rdma_rank,
                                 is_token_in_rank=is_token_in_rank,
                                 num_tokens_per_expert=num_tokens_per_expert, config=config,
                                 async_finish=async_mode)
@@ -95,7 +105,10 @@ def main(minus_one: bool):
                     if isinstance(recv_x, tuple):
                         recv_x = ep.per_token_cast_back(*recv_x)
 
-                    rank_prefix_matrix = handle[0]
+                    # DeepEP's intranode handle[0] is the rank prefix matrix; across hosts
+                    # (its internode handle) handle[-4] is this rank's receive prefix sum
+                    rank_prefix_matrix = handle[0] if not internode else \
+                        np.repeat(handle[-4][:, None], num_ranks, axis=1)
                     assert gbl_num_tokens_per_rank[rank] == recv_x.shape[0]
                     assert gbl_num_tokens_per_expert.reshape(num_ranks, -1)[rank].tolist() \
                         == recv_counts
@@ -147,11 +160,16 @@ def main(minus_one: bool):
                         cargs.update(topk_weights=recv_topk_weights)
                     if previous_mode:
                         cargs.update(previous_event=buffer.capture())
+                    if internode:                  # test_internode's combine adds a bias pair
+                        cargs.update(bias=(bias_0, bias_1))
                     combined_x, combined_topk_weights, event = buffer.combine(**cargs)
                     if async_mode:
                         event.current_stream_wait()
                     reach = is_token_in_rank.sum(axis=1)[:, None]
-                    check_x = combined_x.astype(np.float32) / reach
+                    check_x = combined_x.astype(np.float32)
+                    if internode:
+                        check_x = check_x - bias_0.astype(np.float32) - bias_1.astype(np.float32)
+                    check_x = check_x / reach
                     ref_x = x_pure_rand if current_x is x_pure_rand else x
                     diff = ep.calc_diff(check_x, ref_x.astype(np.float32))
                     assert diff < 5e-6, (previous_mode, async_mode, with_topk, diff)

@@ -187,6 +187,13 @@ class Buffer:
         routing of that dispatch is reused: (recv_x, None, None, None, None, event)."""
         xs, as_torch = self._dispatch_input(x)
         if handle is not None:
+            for name, value in (("topk_idx", topk_idx), ("topk_weights", topk_weights)):
+                if value is not None:
+                    raise ValueError(f"{name}: a dispatch through handle= reuses that "
+                                     f"dispatch's routing and takes no {name}")
+            if not isinstance(handle, Handle):
+                raise TypeError(f"handle: expected the handle of a dispatch of this Buffer, "
+                                f"got {type(handle).__name__}")
             recv = self._move(xs, None, handle, num_worst_tokens)
             out = self._recv_x(recv, xs, handle.plan.num_recv, num_worst_tokens, copy)
             return from_numpy_tree(out, as_torch), None, None, None, None, EventOverlap()
