@@ -144,6 +144,8 @@ def echo_args():
     ("x", "1.0", TypeError, "expects a number"),
     ("y", None, TypeError, "expects a number"),
     ("flag", 1, TypeError, "expects a bool"),
+    ("x", np.ones(300, np.float32), TypeError, "got ndarray of shape (300,) (float32)"),
+    ("x", list(range(100)), TypeError, "got list [0, 1, 2"),
 ])
 def test_bad_scalars(lib, echo_args, name, value, exc, needle):
     echo_args[name] = value

@@ -35,7 +35,16 @@ def scalar_step(p: ParamSpec, slot: int):
 
 def _scalar_type_error(p: ParamSpec, want: str, v):
     return LaunchTypeError(f"argument {p.name!r} expects {want} ({p.dtype}), got "
-                           f"{type(v).__name__} {v!r}", codes.ARG_SCALAR, p.name)
+                           f"{_shown(v)}", codes.ARG_SCALAR, p.name)
+
+
+def _shown(v) -> str:
+    """The wrong value, short: an array by its shape and dtype, not its elements."""
+    shape, dtype = getattr(v, "shape", None), getattr(v, "dtype", None)
+    if shape is not None and dtype is not None:
+        return f"{type(v).__name__} of shape {tuple(shape)} ({dtype})"
+    text = repr(v)
+    return f"{type(v).__name__} {text if len(text) <= 60 else text[:57] + '...'}"
 
 
 def _unwrap_0d(v):
