@@ -173,6 +173,16 @@ def test_wrong_byte_order_is_a_dtype_error(lib):
         lib.vadd(a.astype(">f4"), a, a.copy())
 
 
+def test_launch_error_shows_no_binder_frames(lib):
+    """The message names the argument; the traceback stops at the call."""
+    import traceback
+    a = f32(16)
+    with pytest.raises(TypeError) as info:
+        lib.vadd(a, a.astype(np.float64), a.copy())
+    files = [f.filename for f in traceback.extract_tb(info.value.__traceback__)]
+    assert not any(f.endswith("runtime/binding.py") for f in files), files
+
+
 def test_wrong_rank(lib):
     with raises(ValueError, "argument 'X' expects a 2-D tensor of shape (M, N)", "1-D",
                 code=codes.ARG_RANK):

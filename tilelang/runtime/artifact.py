@@ -11,6 +11,7 @@ import ctypes
 import os
 
 from .binding import BindingPlan, normalize_out_idx, slots_type
+from .errors import LaunchTypeError, LaunchValueError
 from ..diagnostics import ArtifactError
 from .kernel_map import KernelMap
 from .launch import check_num_threads, launch
@@ -94,7 +95,10 @@ class Kernel:
 
     def __call__(self, *args, out_idx=_UNSET, num_threads=None, **kwargs):
         plan = self._plan if out_idx is _UNSET and self._plan is not None else self.plan(out_idx)
-        slots, keep, result = plan.bind(args, kwargs)
+        try:
+            slots, keep, result = plan.bind(args, kwargs)
+        except (LaunchTypeError, LaunchValueError) as err:
+            raise err.with_traceback(None) from None    # it names the argument: no frames
         if num_threads is None:
             num_threads = self._num_threads
         else:

@@ -9,6 +9,7 @@ results: evaluating a kernel on the machine is what the target is for.
 """
 from __future__ import annotations
 
+from ..errors import LaunchTypeError, LaunchValueError
 from ..kernel_map import KernelMap
 from ...targets.tcsim.artifact import Artifact
 
@@ -38,8 +39,11 @@ class SimKernel:
         without; see `.last_report` for the machine's report)."""
         from .sim import run
         out_idx = self.out_idx if out_idx is _UNSET else out_idx
-        result = run(self.artifact, *args, config=self.config, mode=mode, trace=trace,
-                     out_idx=out_idx, **kwargs)
+        try:
+            result = run(self.artifact, *args, config=self.config, mode=mode, trace=trace,
+                         out_idx=out_idx, **kwargs)
+        except (LaunchTypeError, LaunchValueError) as err:
+            raise err.with_traceback(None) from None    # it names the argument: no frames
         if out_idx is None:
             self.last_report = result
             return None
