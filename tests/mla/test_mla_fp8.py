@@ -47,3 +47,17 @@ def test_fp8_needs_bf16_queries():
     cache = quantize_k_cache(np.nan_to_num(kv.astype(np.float32)).astype(ml_dtypes.bfloat16))
     with pytest.raises(TypeError, match="q: dtype must be bfloat16 with an FP8 cache"):
         _decode(q, cache, table, lens)
+
+
+@pytest.mark.parametrize("s_q, h_q, causal", [(1, 16, False), (4, 9, True)])
+def test_fp8_cache_quantised_with_nan_slots(s_q, h_q, causal):
+    """FlashMLA's recipe quantises the NaN-filled cache: NaN values and scales in every
+    slot past a length, which the kernel must never let through."""
+    q, kv, table, lens = make_case(3, s_q, h_q, 1, 90, zero=True, seed=13)
+    cache = quantize_k_cache(kv)
+    assert np.isnan(cache.astype(np.float32)).any()
+    meta, _ = get_mla_metadata()
+    out, lse = flash_mla_with_kvcache(q, cache, table, lens, 512, meta, None, causal=causal,
+                                      is_fp8_kvcache=True)
+    check(out, lse, q, dequantize_k_cache(cache), table, lens, causal=causal, out_abs=1e-3,
+          cos=5e-6)
