@@ -130,6 +130,13 @@ class KernelFunction:
         from .driver import text_output
         return text_output(self.module(), self.options, "asm")
 
+    def get_kernel_source(self, kernel_only: bool = False) -> str:
+        """TileLang's: the generated code as text — the target's first text kind (cpu:
+        the optimised LLVM IR, tcsim: its assembly). `kernel_only` is accepted."""
+        from .driver import text_output
+        kind = next(k.name for k in self.options.target.kinds if k.text)
+        return text_output(self.module(), self.options, kind)
+
     # -- profiling ------------------------------------------------------------------
 
     def get_profiler(self, tensor_supply_type=None, sizes: dict | None = None,

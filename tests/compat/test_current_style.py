@@ -44,6 +44,15 @@ def test_compile_by_name(target):
     assert "T.const" not in k.ir() and "33" in k.ir()       # the sizes are constants
 
 
+def test_get_kernel_source_and_profiler_as_the_gemm_example_calls_them(target):
+    """TileLang's examples/gemm/example_gemm.py main(): the source, then the profiler."""
+    k = matmul.compile(M=64, N=64, K=32, block_M=32, block_N=32, block_K=16)
+    source = k.get_kernel_source()
+    assert ("define" in source) if target == "cpu" else source.startswith(".kernel matmul")
+    profiler = k.get_profiler()
+    assert profiler.do_bench(backend="cupti") > 0
+
+
 def test_mismatched_sizes_are_an_error():
     a, b = randn(8, 16, dtype=np.float16), randn(12, 8, dtype=np.float16)
     with pytest.raises(TileLangError) as info:
