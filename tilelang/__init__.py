@@ -31,10 +31,8 @@ def __getattr__(name):
     if name in ("cdiv", "next_power_of_2"):
         from . import math as _math
         return getattr(_math, name)
-    if name in ("profiler", "autotuner", "layout", "math"):
+    if name in ("profiler", "autotuner", "layout", "math", "language"):
+        # import_module, not `from . import x`: that asks this __getattr__ again, forever
         import importlib
         return importlib.import_module(f".{name}", __name__)
-    if name == "language":
-        from . import language
-        return language
     raise AttributeError(f"module 'tilelang' has no attribute {name!r}")

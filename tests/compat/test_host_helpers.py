@@ -15,6 +15,19 @@ def test_helpers_compute_on_python_numbers():
     assert T.truncdiv(-7, 2) == -3 and T.clamp(9, 0, 4) == 4
 
 
+def test_submodules_as_attributes_of_a_fresh_import():
+    """`import tilelang` then `tilelang.language.X` (as `import tilelang as tl; T =
+    tl.language`): the lazy attribute imported itself forever (RecursionError)."""
+    import subprocess
+    import sys
+    code = ("import tilelang as tl; T = tl.language; "
+            "print(T.Kernel.__name__, tl.layout.__name__, tl.profiler.__name__)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["Kernel", "tilelang.layout", "tilelang.profiler"]
+
+
 @tilelang.jit(out_idx=[-1])
 def rowsum(M, N):
     BN = min(tilelang.next_power_of_2(N), 64)
