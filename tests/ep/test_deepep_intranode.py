@@ -1,5 +1,5 @@
-"""DeepEP's intranode test, ported call for call (intranode_worker.py), on 2 ranks
-sharing memory, once as DeepEP writes it and once with -1 slots in topk_idx; and on 2
+"""DeepEP's intranode test, ported call for call (intranode_worker.py), on 2 and 4 ranks
+sharing memory, as DeepEP writes it and with -1 slots in topk_idx; and on 2
 emulated hosts x 2 ranks through MPI, where the handle reads as DeepEP's internode one
 and combine adds test_internode's bias pair."""
 import os
@@ -13,9 +13,10 @@ from ep_support import HERE, TIMEOUT_S, launch, leftovers, mpiexec, report
 WORKER = os.path.join(HERE, "intranode_worker.py")
 
 
-@pytest.mark.parametrize("variant", [[], ["minus_one"]], ids=["deepep", "minus_one"])
-def test_deepep_intranode_recipe(ep_kernels, variant):
-    result = launch([WORKER, *variant], 2)
+@pytest.mark.parametrize("variant, num_ranks", [([], 2), (["minus_one"], 2), ([], 4)],
+                         ids=["deepep-2", "minus_one-2", "deepep-4"])
+def test_deepep_intranode_recipe(ep_kernels, variant, num_ranks):
+    result = launch([WORKER, *variant], num_ranks)
     assert result.ok, report(result.returncodes, result.outputs)
     assert all(f"RANK {r} OK" in out for r, out in enumerate(result.outputs))
 
