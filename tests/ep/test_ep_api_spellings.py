@@ -68,3 +68,16 @@ def test_config_spellings():
         ep.Buffer.set_num_sms(20)
     with pytest.raises(ValueError, match="even"):
         ep.Buffer.set_num_sms(3)
+
+
+def test_wrong_arguments_are_named(buffer):
+    x, topk, w, _, (recv, _, rw, _, handle, _) = _dispatch(buffer, topk_idx=None)
+    with pytest.raises(TypeError, match="num_experts must be an int, got str '8'"):
+        buffer.get_dispatch_layout(topk, "8")
+    with pytest.raises(ValueError, match=r"bias\[1\] must be \[tokens, hidden\] = \(40, 128\)"):
+        buffer.combine(recv, handle, bias=(np.ones((40, 128), np.float32),
+                                           np.ones((3, 128), np.float32)))
+    combined, _, _ = buffer.combine(recv, handle, bias=(x, x))      # DeepEP's bias pair
+    reach = handle[4].sum(axis=1)[:, None]                            # 0 or 1 rank
+    np.testing.assert_allclose(combined.astype(np.float32),
+                               (reach + 2) * x.astype(np.float32), rtol=2 ** -7)

@@ -162,6 +162,9 @@ class Buffer:
 
     def _layout(self, topk: np.ndarray, num_experts: int):
         topk = check(topk, "topk_idx", 2, ("int64",))
+        if isinstance(num_experts, bool) or not isinstance(num_experts, (int, np.integer)):
+            raise TypeError(f"num_experts must be an int, got {type(num_experts).__name__} "
+                            f"{num_experts!r}")
         if not 0 < num_experts <= self.MAX_EXPERTS:
             raise ValueError(f"num_experts must be in 1..{self.MAX_EXPERTS}, got {num_experts}")
         placement, _ = self._placement(num_experts)
@@ -446,11 +449,19 @@ class Buffer:
 
     @staticmethod
     def _add_bias(out, bias):
+        """`out` plus 0, 1 or 2 bias tensors (DeepEP's `bias`), each [tokens, hidden]."""
         parts = bias if isinstance(bias, tuple) else (bias,)
+        if len(parts) > 2:
+            raise ValueError(f"bias: at most two tensors, got {len(parts)}")
         total = out.astype(np.float32)
-        for b in parts:
+        for i, b in enumerate(parts):
             if b is not None:
-                total += to_numpy(b, "bias")[0].astype(np.float32)
+                name = f"bias[{i}]" if isinstance(bias, tuple) else "bias"
+                a = to_numpy(b, name)[0]
+                if a.shape != out.shape:
+                    raise ValueError(f"{name} must be [tokens, hidden] = {out.shape}, got "
+                                     f"shape {a.shape}")
+                total += a.astype(np.float32)
         return total.astype(out.dtype)
 
 
