@@ -64,7 +64,7 @@ def test_tl0307_return_in_kernel():
 def test_tl0308_wrong_arity():
     src = kernel_source("T.copy(A)")
     check_at(src, "TL0308", "T.copy is missing the argument `dst`", L, "T.copy(A)",
-             help="signature: T.copy(src, dst, eviction_policy=None)")
+             help="signature: T.copy(src, dst, *, eviction_policy=None)")
 
 
 def test_tl0308_too_many_arguments():

@@ -21,10 +21,13 @@ class Sig:
     min_varargs: int = 0
     max_varargs: int | None = None
     ignored: tuple = ()        # TileLang's GPU scheduling hints: accepted, no meaning here
+    positional: int | None = None   # how many params may be positional (the rest keyword-only)
 
     def text(self) -> str:
         parts = [f"*{self.varargs}"] if self.varargs else []
-        for p, d in self.params:
+        for i, (p, d) in enumerate(self.params):
+            if i == self.positional and not self.varargs:
+                parts.append("*")
             parts.append(p if d is REQUIRED else f"{p}={d!r}" if not isinstance(d, str)
                          else f"{p}={d}")
         return f"{self.name}({', '.join(parts)})"
@@ -58,9 +61,10 @@ def bind(sig: Sig, call_tree, spans) -> dict:
         out[sig.varargs] = tuple(pos)
         _check_varargs(sig, len(pos), call_span)
         pos = []
-    if len(pos) > len(names):
-        raise fail(C3.WRONG_ARITY, f"{sig.name} takes {len(names)} positional arguments but "
-                   f"{len(pos)} were given", spans.of(pos[len(names)]), "unexpected argument",
+    most = len(names) if sig.positional is None else sig.positional
+    if len(pos) > most:
+        raise fail(C3.WRONG_ARITY, f"{sig.name} takes {most} positional arguments but "
+                   f"{len(pos)} were given", spans.of(pos[most]), "unexpected argument",
                    help=f"signature: {sig.text()}")
     for name, tree in zip(names, pos):
         out[name] = tree

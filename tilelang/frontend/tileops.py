@@ -62,8 +62,8 @@ class TileOpMixin:
     def _op_copy(self, tree, span):
         args = bind(Sig("T.copy", (("src", REQUIRED), ("dst", REQUIRED),
                                    ("eviction_policy", None)),
-                        ignored=("coalesced_width", "disable_tma")),
-                    tree, self.spans)
+                        ignored=("coalesced_width", "disable_tma"), positional=2),
+                    tree, self.spans)      # TileLang's: the hints are keyword-only
         src = region_arg(self, args["src"], "the source of T.copy", dynamic=True)
         dst = region_arg(self, args["dst"], "the destination of T.copy", dynamic=True)
         s, d = pair(src, dst, "T.copy")
