@@ -51,6 +51,9 @@ def test_get_kernel_source_and_profiler_as_the_gemm_example_calls_them(target):
     assert ("define" in source) if target == "cpu" else source.startswith(".kernel matmul")
     profiler = k.get_profiler()
     assert profiler.do_bench(backend="cupti") > 0
+    # profiler.func is the kernel as a callable (TileLang's deepseek_mla paged example)
+    a, b = randn(64, 32, dtype=np.float16), randn(32, 64, dtype=np.float16)
+    assert np.array_equal(profiler.func(a, b), k(a, b))
 
 
 def test_mismatched_sizes_are_an_error():

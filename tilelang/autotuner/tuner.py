@@ -432,7 +432,7 @@ def _param_specs(prof) -> list:
     from types import SimpleNamespace
     from ..ir import nodes as ir
     out = []
-    for i, p in enumerate(prof.func.params):
+    for i, p in enumerate(prof.prim_func.params):
         if i in prof.result_idx or not isinstance(p, ir.Buffer):
             continue
         out.append(SimpleNamespace(name=p.name, shape=prof.supply.shape(p, prof.sizes),

@@ -24,10 +24,10 @@ class Profiler:
                  supply_type=TensorSupplyType.Auto, sizes: dict | None = None,
                  num_threads: int | None = None, index=None):
         self.kernel = kernel_function
-        self.func: ir.PrimFunc = kernel_function._func()
-        self.result_idx = _legalize(result_idx, self.func)
-        self.supply = InputSupply(self.func, supply_type, target=kernel_function.options.target,
-                                  index=index)
+        self.prim_func: ir.PrimFunc = kernel_function._func()    # the kernel's IR
+        self.result_idx = _legalize(result_idx, self.prim_func)
+        self.supply = InputSupply(self.prim_func, supply_type,
+                                  target=kernel_function.options.target, index=index)
         self.sizes = dict(sizes or {})
         self.num_threads = num_threads
         self.runner = runner_for(kernel_function.options)
@@ -60,8 +60,8 @@ class Profiler:
         it = iter(ins)
         full, outs = [], []
         sizes = dict(sizes)
-        sizes.update(_sizes_from(self.func, ins, self.result_idx))
-        for i, p in enumerate(self.func.params):
+        sizes.update(_sizes_from(self.prim_func, ins, self.result_idx))
+        for i, p in enumerate(self.prim_func.params):
             if i in self.result_idx:
                 arr = np.zeros(self.supply.shape(p, sizes), dtypes.numpy_dtype(p.dtype))
                 full.append(arr)
@@ -70,14 +70,20 @@ class Profiler:
                 try:
                     full.append(next(it))
                 except StopIteration:
-                    raise TypeError(f"{self.func.name}: expected {self._n_inputs()} inputs, "
-                                    f"got {len(ins)}") from None
+                    raise TypeError(f"{self.prim_func.name}: expected {self._n_inputs()} "
+                                    f"inputs, got {len(ins)}") from None
         return full, outs
 
     def _n_inputs(self) -> int:
-        return len(self.func.params) - len(self.result_idx)
+        return len(self.prim_func.params) - len(self.result_idx)
 
     # -- calls ----------------------------------------------------------------------
+
+    @property
+    def func(self):
+        """TileLang's `profiler.func`: the kernel as a callable (inputs in, outputs
+        returned), as `profiler(...)` calls it."""
+        return self.__call__
 
     def __call__(self, *ins, dynamic_symbolic_constraints=None):
         """Run the kernel on `ins` (its non-output arguments); return its outputs (one
@@ -129,14 +135,14 @@ class Profiler:
             lib_outs = _as_list(self(*ins))
         else:
             self(*ins)
-            lib_outs = [ins[i] for i in written_params(self.func)]
+            lib_outs = [ins[i] for i in written_params(self.prim_func)]
         if len(lib_outs) != len(ref_outs):
-            raise AssertionError(f"{self.func.name} gives {len(lib_outs)} output(s), the "
-                                 f"reference program {len(ref_outs)}")
+            raise AssertionError(f"{self.prim_func.name} gives {len(lib_outs)} output(s), "
+                                 f"the reference program {len(ref_outs)}")
         for k, (lib, ref) in enumerate(zip(lib_outs, ref_outs)):
             if ref is not None:
                 check_close(lib, ref, rtol, atol, max_mismatched_ratio,
-                            f"output {k} of {self.func.name}")
+                            f"output {k} of {self.prim_func.name}")
 
     def manual_assert_close(self, reference_program, input_tensors=None,
                             manual_check_prog=None):
@@ -153,12 +159,13 @@ class Profiler:
         for _ in range(repeat):
             for a, b in zip(_as_list(self(*ins)), first):
                 if not np.array_equal(np.asarray(a), b, equal_nan=True):
-                    raise AssertionError(f"{self.func.name}: outputs differ between calls "
-                                         f"on the same inputs (a race between blocks?)")
+                    raise AssertionError(f"{self.prim_func.name}: outputs differ between "
+                                         f"calls on the same inputs (a race between blocks?)")
 
     def __repr__(self) -> str:
-        return (f"<tilelang Profiler of {self.func.name}: supply {self.supply_type.name}, "
-                f"outputs {list(self.result_idx)}, {self.runner.name}>")
+        return (f"<tilelang Profiler of {self.prim_func.name}: supply "
+                f"{self.supply_type.name}, outputs {list(self.result_idx)}, "
+                f"{self.runner.name}>")
 
 
 def _legalize(result_idx, func) -> tuple:
