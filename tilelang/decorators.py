@@ -240,9 +240,7 @@ class JITFactory:
         compile, `debug_root_path` receives the kernel's IR)."""
         k = KernelFunction(defines=self.defines, **self.options, **kwargs)
         if self.verbose:
-            import sys
-            print(f"tilelang.jit: compiling `{self.__name__}` for {k.options.target}",
-                  file=sys.stderr)
+            _say(f"tilelang.jit: compiling `{self.__name__}` for {k.options.target}")
         k.compile()
         if self.debug_root_path:
             _write_debug(k, self.debug_root_path)
@@ -289,12 +287,27 @@ def compile(source, kernel=None, out_idx=None, **kwargs):
     `out_idx` becomes the kernels' default. Keywords: the compile options (target, opt,
     cpu, features, verify_each, dump_after, dump_dir, memory_reuse, raster) and
     `defines={...}`. With `target="tcsim[:CONFIG]"` a call simulates the kernel on that
-    machine (outputs written in place; `.last_report` holds the simulator's report)."""
+    machine (outputs written in place; `.last_report` holds the simulator's report).
+    TileLang's `@tilelang.jit` options are taken as the decorator takes them."""
+    from .jit_options import TILELANG_OPTIONS
+    from .passconfig import options_for
+    tilelang_opts = {k: kwargs.pop(k) for k in TILELANG_OPTIONS if k in kwargs}
     options, unknown = _split_options(kwargs)
+    options.update(options_for(tilelang_opts.get("pass_configs")))
     defines = unknown.pop("defines", None)
     if unknown:
         raise TypeError(f"tilelang.compile() got unexpected keyword(s) {sorted(unknown)}; "
                         f"constants go in defines={{...}}")
+    result = _compile(source, kernel, out_idx, defines, options)
+    if isinstance(result, KernelFunction):
+        if tilelang_opts.get("verbose"):
+            _say(f"tilelang.compile: compiled `{result.name}` for {result.options.target}")
+        if tilelang_opts.get("debug_root_path"):
+            _write_debug(result, tilelang_opts["debug_root_path"])
+    return result
+
+
+def _compile(source, kernel, out_idx, defines, options):
     if isinstance(source, KernelFunction) and source._pyfunc is not None:
         source = source._pyfunc           # recompile the function with these options
     if isinstance(source, JITFactory):
@@ -338,6 +351,12 @@ def _parameters(fn) -> list:
         return list(inspect.signature(fn).parameters)
     except (TypeError, ValueError):
         return []
+
+
+def _say(message: str) -> None:
+    """`verbose`: a line on stderr."""
+    import sys
+    print(message, file=sys.stderr)
 
 
 def _write_debug(k: KernelFunction, root: str) -> None:

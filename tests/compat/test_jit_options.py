@@ -88,6 +88,22 @@ def test_pass_configs_fast_math_is_applied_and_gpu_keys_accepted(target):
     close(k(x), 0.5 * x)
 
 
+def test_tilelang_compile_takes_the_jit_options(target, tmp_path, capsys):
+    """`tilelang.compile(program, out_idx=..., target="cuda", pass_configs=...,
+    execution_backend=...)` as TileLang's examples call it on a factory's prim_func."""
+    program = make_scale().factory(64, verbose=2.0)
+    k = tilelang.compile(program, out_idx=-1, target="cuda", execution_backend="cython",
+                         pass_configs={tilelang.PassConfigKey.TL_ENABLE_FAST_MATH: True},
+                         verbose=True, debug_root_path=str(tmp_path))
+    assert k.options.fast_math and "tilelang.compile: compiled" in capsys.readouterr().err
+    assert "def kernel(" in next(tmp_path.iterdir()).read_text()
+    x = randn(64)
+    close(k(x), 2.0 * x)
+    with pytest.raises(TileLangError) as info:
+        tilelang.compile(program, pass_configs={"tl.enable_fast_maths": True})
+    assert info.value.code == "TL0781"
+
+
 def test_pass_configs_can_turn_memory_reuse_off():
     k = make_scale(pass_configs={"tl.disable_shared_memory_reuse": True})(32)
     assert k.options.memory_reuse is False
