@@ -63,6 +63,12 @@ def test_metadata_is_reused_across_layers_and_checked():
     with pytest.raises(ValueError, match="tile_scheduler_metadata: made for other arguments"
                                          r" \(h_q was 16, now 8\)"):
         flash_mla_with_kvcache(q[:, :, :8], kv, table, lens, 512, meta, None)
+    # other lengths need another plan (reused, it would skip blocks): an error, not a
+    # silently wrong result
+    shorter = (lens // 2).astype(np.int32)
+    with pytest.raises(ValueError, match=r"tile_scheduler_metadata: made for other "
+                                         r"cache_seqlens \(entry 0 was"):
+        flash_mla_with_kvcache(q, kv, table, shorter, 512, meta, None)
 
 
 def test_older_interface_arrays():

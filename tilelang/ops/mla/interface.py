@@ -43,6 +43,7 @@ class FlashMLASchedMeta:
     config: Config | None = None
     tile_scheduler_metadata: np.ndarray | None = None    # (num_parts, 8) int32
     num_splits: np.ndarray | None = None                 # (b + 1,) int32
+    cache_seqlens: np.ndarray | None = None              # the lengths it was made for
 
 
 def get_mla_metadata(*args, **kwargs):
@@ -170,6 +171,7 @@ def _plan(meta, splits, seqlens, shapes, cache, causal, fp8):
                               kernels.cores())
             meta.tile_scheduler_metadata, meta.num_splits = schedule(seqlens, parts)
             meta.config, meta.have_initialized = config, True
+            meta.cache_seqlens = seqlens.copy()
         elif meta.config != config:
             diff = [f.name for f in dataclasses.fields(config)
                     if getattr(config, f.name) != getattr(meta.config, f.name)]
@@ -177,6 +179,13 @@ def _plan(meta, splits, seqlens, shapes, cache, causal, fp8):
                         + ", ".join(f"{n} was {getattr(meta.config, n)}, now "
                                     f"{getattr(config, n)}" for n in diff)
                         + "); call get_mla_metadata again")
+        elif meta.cache_seqlens is not None and not np.array_equal(meta.cache_seqlens,
+                                                                   seqlens):
+            # the plan covers the blocks of those lengths only: reused, it would skip some
+            i = int(np.argmax(meta.cache_seqlens != seqlens))
+            raise _fail(ValueError, "tile_scheduler_metadata", f"made for other "
+                        f"cache_seqlens (entry {i} was {meta.cache_seqlens[i]}, now "
+                        f"{seqlens[i]}); call get_mla_metadata again for new lengths")
         if splits is not None:
             raise _fail(ValueError, "num_splits", "must be None with the metadata object of "
                         "get_mla_metadata")
