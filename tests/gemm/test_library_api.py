@@ -21,6 +21,15 @@ def test_out_and_threads_and_tile_size():
     assert half.dtype == np.float16
 
 
+@pytest.mark.parametrize("block", [None, (16, 32, 8)])
+def test_an_empty_inner_dimension_gives_zeros(block):
+    # no k step runs: C is still cleared and written back (the tiling pass sinks both
+    # into the k loop's first and last iterations, and keeps them for a loop of none)
+    out = np.full((37, 45), np.nan, np.float32)
+    gemm(np.ones((37, 0), np.float32), np.ones((0, 45), np.float32), out=out, block=block)
+    assert not out.any()
+
+
 @pytest.mark.parametrize("call, message", [
     (lambda a, b: gemm(a, b, precision="fp4"), "unknown precision"),
     (lambda a, b: gemm(a, b.T), "inner dimensions differ"),
