@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from tilelang.ops import fp8_gemm, gemm
-from tilelang.ops.blocks import choose_blocks, launch_threads
+from tilelang.ops.blocks import _BK_KEPT, _clamp, _even, choose_blocks, launch_threads
 from tilelang.targets.cpu.machine import host
 
 
@@ -59,6 +59,10 @@ def test_block_choice_wastes_little_and_feeds_every_thread(shape, threads):
     # block's rows need not be a multiple of MR: its last ones are a tail tile)
     assert gm * bm - m < gm and gn * bn - n < gn * nr and gk * bk - k < gk
     assert gm * gn >= min(threads, -(-m // mr) * -(-n // host().lanes(32)))
+    # a wide B tile does not cut BLOCK_K (one pass over C a k step) below 2/3 of the
+    # L1-sized value it starts from
+    l1_bk = _even(k, _clamp(host().l1d // (host().register_tile(32)[1] * 4), 64, 512), 1)
+    assert bk >= int(l1_bk * _BK_KEPT) or bn <= nr
 
 
 @pytest.mark.parametrize("threads", [1, 2, 5])
