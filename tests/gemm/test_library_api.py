@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from tilelang.ops import fp8_gemm, gemm
-from tilelang.ops.blocks import choose_blocks, launch_threads
+from tilelang.ops.blocks import _BK_KEPT, _clamp, _even, choose_blocks, launch_threads
 from tilelang.targets.cpu.machine import host
 
 
@@ -19,6 +19,15 @@ def test_out_and_threads_and_tile_size():
     np.testing.assert_allclose(out, a.astype(np.float64) @ b, rtol=1e-5, atol=1e-4)
     half = gemm(a, b, out_dtype="float16")
     assert half.dtype == np.float16
+
+
+@pytest.mark.parametrize("block", [None, (16, 32, 8)])
+def test_an_empty_inner_dimension_gives_zeros(block):
+    # no k step runs: C is still cleared and written back (the tiling pass sinks both
+    # into the k loop's first and last iterations, and keeps them for a loop of none)
+    out = np.full((37, 45), np.nan, np.float32)
+    gemm(np.ones((37, 0), np.float32), np.ones((0, 45), np.float32), out=out, block=block)
+    assert not out.any()
 
 
 @pytest.mark.parametrize("call, message", [
@@ -50,6 +59,10 @@ def test_block_choice_wastes_little_and_feeds_every_thread(shape, threads):
     # block's rows need not be a multiple of MR: its last ones are a tail tile)
     assert gm * bm - m < gm and gn * bn - n < gn * nr and gk * bk - k < gk
     assert gm * gn >= min(threads, -(-m // mr) * -(-n // host().lanes(32)))
+    # a wide B tile does not cut BLOCK_K (one pass over C a k step) below 2/3 of the
+    # L1-sized value it starts from
+    l1_bk = _even(k, _clamp(host().l1d // (host().register_tile(32)[1] * 4), 64, 512), 1)
+    assert bk >= int(l1_bk * _BK_KEPT) or bn <= nr
 
 
 @pytest.mark.parametrize("threads", [1, 2, 5])

@@ -258,3 +258,87 @@ def test_a_copy_that_is_not_only_the_gemms_stays_where_it_is(change):
 def test_a_machine_keeping_b_in_l1_keeps_a_copied_whole():
     got = passtext.run(partial(tiling, machine=replace(AVX2, resident="B")), GEMM_14x20_COPIED)
     assert 'A_s = T.alloc_shared((14, 4), "float32")' in print_module(got)
+
+
+GEMM_8x16_K_LOOP = """
+@T.prim_func
+def f(A: T.Tensor((8, 12), "float32"), B: T.Tensor((12, 16), "float32"),
+      C: T.Tensor((8, 16), "float32")):
+    with T.Kernel(1, threads=1) as bx:
+        A_s = T.alloc_shared((8, 4), "float32")
+        B_s = T.alloc_shared((4, 16), "float32")
+        C_f = T.alloc_fragment((8, 16), "float32")
+        T.clear(C_f)
+        for k in T.serial(3):
+            T.copy(A[0, k * 4], A_s)
+            T.copy(B[k * 4, 0], B_s)
+            T.gemm(A_s, B_s, C_f)
+        T.copy(C_f, C)
+"""
+
+
+def test_c_cleared_before_the_k_loop_and_written_back_after_it_is_sunk_into_the_row_panels():
+    # each row panel (6 rows, then the 2-row tail) clears its rows of C_f in the first
+    # k iteration and writes them back to C in the last, right after its tiles
+    after = """
+    @T.prim_func
+    def f(A: T.Tensor((8, 12), "float32"), B: T.Tensor((12, 16), "float32"),
+          C: T.Tensor((8, 16), "float32")):
+        with T.Kernel(1, threads=1) as bx:
+            A_s = T.alloc_shared((6, 4), "float32")
+            B_s = T.alloc_shared((4, 16), "float32")
+            C_f = T.alloc_fragment((8, 16), "float32")
+            for k in T.serial(3):
+                T.copy(B[k * 4, 0], B_s)
+                for io in T.serial(1):
+                    T.copy(A[io * 6, k * 4], A_s)
+                    if k == 0:
+                        T.fill(C_f[io * 6:io * 6 + 6, 0:16], 0.0)
+                    for jo in T.serial(1):
+                        for k_0 in T.serial(4):
+                            for ii in T.unroll(6):
+                                for jj in T.vectorized(16):
+                                    C_f[io * 6 + ii, jo * 16 + jj] = C_f[io * 6 + ii, jo * 16 + jj] + A_s[ii, k_0] * B_s[k_0, jo * 16 + jj]
+                    if k == 2:
+                        T.copy(C_f[io * 6:io * 6 + 6, 0:16], C[io * 6:io * 6 + 6, 0:16])
+                T.copy(A[6:8, k * 4:k * 4 + 4], A_s[0:2, 0:4])
+                if k == 0:
+                    T.fill(C_f[6:8, 0:16], 0.0)
+                for jo_0 in T.serial(1):
+                    for k_1 in T.serial(4):
+                        for ii_0 in T.unroll(2):
+                            for jj_0 in T.vectorized(16):
+                                C_f[6 + ii_0, jo_0 * 16 + jj_0] = C_f[6 + ii_0, jo_0 * 16 + jj_0] + A_s[ii_0, k_1] * B_s[k_1, jo_0 * 16 + jj_0]
+                if k == 2:
+                    T.copy(C_f[6:8, 0:16], C[6:8, 0:16])
+    """
+    check(GEMM_8x16_K_LOOP, after)
+
+
+@pytest.mark.parametrize("change", [
+    ("T.gemm(A_s, B_s, C_f)", "T.gemm(A_s, B_s, C_f)\n            C_f[0, 0] = 1.0"),
+    ("T.gemm(A_s, B_s, C_f)", "T.gemm(A_s, B_s, C_f)\n            C[0, 0] = 1.0"),
+    ("T.clear(C_f)", "T.clear(C_f)\n        A_s[0, 0] = 1.0"),
+    ("T.clear(C_f)", "T.fill(C_f[0:8, 0:8], 0.0)"),
+    ("T.copy(C_f, C)", "T.copy(C_f[0:8, 0:8], C[0:8, 0:8])"),
+], ids=["c-tile-used-elsewhere", "loop-touches-c", "clear-not-next-to-loop", "partial-clear",
+        "partial-write-back"])
+def test_an_accumulator_not_only_the_gemms_keeps_its_clear_and_write_back(change):
+    text = print_module(passtext.run(partial(tiling, machine=AVX2),
+                                     GEMM_8x16_K_LOOP.replace(*change)))
+    assert "if k == 0" not in text and "if k == 2" not in text
+
+
+def test_a_machine_keeping_b_in_l1_keeps_c_cleared_and_written_back_whole():
+    got = passtext.run(partial(tiling, machine=replace(AVX2, resident="B")), GEMM_8x16_K_LOOP)
+    text = print_module(got)
+    assert "T.fill(C_f, 0.0)" in text and "if k == 2" not in text
+
+
+def test_a_k_loop_that_may_run_no_iteration_still_clears_and_writes_back_c():
+    src = 'K = T.dynamic("K")\n' + GEMM_8x16_K_LOOP.replace("(8, 12)", "(8, K)").replace(
+        "(12, 16)", "(K, 16)").replace("T.serial(3)", "T.serial(T.ceildiv(K, 4))")
+    text = print_module(passtext.run(partial(tiling, machine=AVX2), src))
+    assert "if k + 1 == T.ceildiv(K, 4):" in text
+    assert "if T.ceildiv(K, 4) < 1:\n            T.fill(C_f, 0.0)\n            T.copy(C_f, C)" \
+        in text

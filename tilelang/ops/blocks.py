@@ -12,8 +12,12 @@ packs its B tile once per k step, so A is copied N / BLOCK_N times over and B M 
 kernel the copies are the main loss besides the micro-kernel itself (measured on a
 2-port AVX-512 core at n = 2048, blocks 518 x 688: the same kernel with its copies
 taken out of the k loop ran 16% faster), so blocks are as large as the block's memory
-allows: its B tile, C fragment and A row panel live on the stack of the launching
-thread (`_STACK_BUDGET`). Columns: a block computes whole NR-wide register tiles past the
+allows (`_LOCAL_BUDGET` on one thread, `_THREADED_BUDGET` on several: its B tile, C
+fragment and A row panel; the C fragment costs no pass of its own, the tiling pass
+clearing and writing back each row panel's rows within the k loop). BLOCK_N stays narrow
+enough that the packed B tile fits `_B_TILE_L2` of L2 with BLOCK_K at least `_BK_KEPT`
+of its L1 size (a wider tile would cut BLOCK_K further, and every k step is a pass over
+C). Columns: a block computes whole NR-wide register tiles past the
 matrix's edge (zeros), so BLOCK_N is a multiple of NR that splits N evenly. Rows: BLOCK_M
 splits M exactly and the tiling pass gives a block's last m % MR rows a tail tile of
 their own, rather than BLOCK_M rounded up to a multiple of MR (2048 = 4 x 512, each
@@ -37,9 +41,19 @@ _BYTES = 4
 # Below this much work per thread, waking another thread costs more than it saves: 2 x
 # 192^3 ran at 29 GFLOP/s on two threads and 37 on one, 2 x 320^3 at 85 and 68
 _MIN_FLOP_PER_THREAD = 32_000_000
-# One block's B tile, C fragment and A row panel (float32, on the stack of the thread
-# that runs it: a thread's stack is 8 MiB by default on Linux, shared with its callers)
-_STACK_BUDGET = 4 << 20
+# One block's B tile, C fragment and A row panel (float32; past a few hundred KiB the
+# kernel takes its block-local memory from the heap, once per chunk of blocks a thread
+# runs, codegen/llvm/localmem.py). At n = 2048 on one thread of a 2-port AVX-512 core,
+# 12 MiB (blocks 2048 x 1024 x 293: B packed once, not 4 times) ran 0.8-2.0% faster than
+# 4 MiB (512 x 1024 x 293) in alternating runs of 41 and 61 turns, with the C fragment
+# cleared and written back within the k loop; with the whole-tile clear and copy after
+# it, the same blocks ran 1% slower
+_LOCAL_BUDGET = 12 << 20
+# With several threads, blocks keep to 4 MiB so that each thread runs several of the
+# runtime's dynamic chunks: at n = 2048 on 2 threads of a shared host, 2 blocks of
+# 2048 x 1024 ran 6% slower than 8 of 512 x 1024 (a thread that loses its core for a
+# while holds up the whole launch when there is nothing left to hand to the other)
+_THREADED_BUDGET = 4 << 20
 # The cost of copying, per element copied per multiply-add of the block (1/BLOCK_M +
 # 1/BLOCK_N per k step): 0.16 at 1/518 + 1/688, measured as above
 _COPY_WEIGHT = 47.0
@@ -53,6 +67,10 @@ _TAIL_ROWS = 4
 # five same-run comparisons on one thread (level on two); 0.5 (BLOCK_K 256) was level
 # with 0.67 within the noise. BLIS sizes its L2-resident packed block alike (about half)
 _B_TILE_L2 = 0.6
+# The least share of its L1-sized value that BLOCK_K may be cut to for a wider B tile:
+# the cost model counts copies, not passes over C (one a k step), so without this floor
+# it widens BLOCK_N and cuts BLOCK_K past what pays (257 x 4097 x 513 to 74-129 from 171-257)
+_BK_KEPT = 2 / 3
 
 
 def launch_threads(m: int, n: int, k: int, num_threads: int | None) -> int:
@@ -88,7 +106,9 @@ def choose_blocks(m: int, n: int, k: int, tile_size=None, block=None,
     # for two threads run ~15% slower on one
     threads = num_threads or default_num_threads()
     lanes = machine.lanes(_FLOAT_BITS)
-    bm, bn = _best_grid(m, n, bk, mr, nr if n >= nr else lanes, threads)
+    widest_n = int(_B_TILE_L2 * machine.l2) // (_BYTES * max(1, int(bk * _BK_KEPT)))
+    budget = _LOCAL_BUDGET if threads == 1 else _THREADED_BUDGET
+    bm, bn = _best_grid(m, n, bk, mr, nr if n >= nr else lanes, threads, widest_n, budget)
     # every row panel streams the whole packed B tile from L2, so it must stay there
     # while C's rows and A's panels pass through: at most `_B_TILE_L2` of L2
     most = int(_B_TILE_L2 * machine.l2) // (bn * _BYTES)
@@ -98,14 +118,17 @@ def choose_blocks(m: int, n: int, k: int, tile_size=None, block=None,
 
 
 @lru_cache(maxsize=256)
-def _best_grid(m: int, n: int, bk: int, mr: int, nr: int, threads: int) -> tuple[int, int]:
-    """The (BLOCK_M, BLOCK_N) of least `_cost` among the grids that fit the budget."""
+def _best_grid(m: int, n: int, bk: int, mr: int, nr: int, threads: int,
+               widest_n: int, budget: int) -> tuple[int, int]:
+    """The (BLOCK_M, BLOCK_N) of least `_cost` among the grids whose blocks fit `budget`
+    bytes, with BLOCK_N at most `widest_n` (unless one register tile is wider)."""
     best = None
-    for gm in _counts(m, mr, bk, nr):
+    for gm in _counts(m, mr, bk, nr, budget):
         bm = _count(m, gm)
-        for gn in _counts(n, nr, bk, bm):
+        for gn in _counts(n, nr, bk, bm, budget, widest_n):
             bn = _round_up(_count(n, gn), nr)
-            if _arena(bm, bn, bk, mr) > _STACK_BUDGET and (bm > mr or bn > nr):
+            if (_arena(bm, bn, bk, mr) > budget or bn > widest_n) \
+                    and (bm > mr or bn > nr):
                 continue
             cost = _cost(m, n, bm, bn, mr, threads)
             if best is None or cost < best[0]:
@@ -113,11 +136,12 @@ def _best_grid(m: int, n: int, bk: int, mr: int, nr: int, threads: int) -> tuple
     return best[1], best[2]
 
 
-def _counts(size: int, step: int, bk: int, other: int) -> range:
+def _counts(size: int, step: int, bk: int, other: int, budget: int,
+            widest: int | None = None) -> range:
     """Block counts along a dimension of `size`: from the fewest whose blocks could fit
-    the budget (beside a block of `other` along the other dimension) up `_SEARCH` more,
-    and never past one register tile per block."""
-    widest = max(step, (_STACK_BUDGET // _BYTES) // (other + bk))
+    `budget` (beside a block of `other` along the other dimension) and be at most
+    `widest`, up `_SEARCH` more, and never past one register tile per block."""
+    widest = max(step, min((budget // _BYTES) // (other + bk), widest or size))
     lo = _count(size, widest)
     return range(lo, min(lo + _SEARCH, _count(size, step)) + 1)
 
