@@ -55,9 +55,8 @@ def run_timing(sim) -> None:
     times, at = sim.times, sim.at
     pop, push = heapq.heappop, sim.push
     try_start, pool_event = sim.try_start, sim._pool_event
-    from .useful import on_mma as useful_mma, on_vec as useful_vec, on_zero as useful_zero
-    flops, useful = sim.flops, sim.useful
-    counts = sim.bytes
+    try_fixed = _fixed_starter(sim)
+    code, depth = sim.code, sim.cfg.queue_depth
     limit = sim.max_events or 0
     count = 0
     while times:
@@ -96,13 +95,21 @@ def run_timing(sim) -> None:
                 elif obj.busy_until > t:
                     push(obj.busy_until, TRY, obj)
                 elif obj.solo_fixed:
-                    _try_fixed(obj, t, times, at, flops, useful, counts, useful_vec,
-                               useful_mma, useful_zero)
+                    try_fixed(obj, t)
                 else:
                     try_start(obj, t)
             elif kind == STEP:
                 if obj.blocked is None and not obj.done:
-                    obj.step(t)
+                    # Core.step's decision where the unit stands at an engine
+                    # instruction whose queue is still full (a unit that stopped there
+                    # comes back to find it so): it blocks, and nothing else happens
+                    d = code[obj.pc]
+                    if d.engine >= 0 and obj.t <= t and not obj.loading and \
+                            len(obj.queues[d.engine]) >= depth:
+                        obj.blocked = ("queue", obj.engines[d.engine])
+                        obj.t = obj.blocked_since = t
+                    else:
+                        obj.step(t)
             elif arg == obj.version:
                 pool_event(obj, t)
             if limit:
@@ -112,72 +119,79 @@ def run_timing(sim) -> None:
         del at[t]
 
 
-def _try_fixed(eng, now, times, at, flops, useful, counts, useful_vec, useful_mma,
-               useful_zero) -> None:
-    """`Simulator.try_start` for an MMA or VEC engine with one block slot: start its
-    queue's head if it is ready and its waits hold (the engine is free at `now`). Its
-    two events per start go on the agenda as `Simulator.push` puts them, written out."""
-    core = eng.slots[0]
-    queue = core.queues[eng.index]
-    while True:
-        if not queue:
-            return
-        op = queue[0]
-        if op.ready > now:
-            _push(times, at, op.ready, (TRY, eng, None))
-            return
-        for sem, ph in op.waits:
-            if sem.phase <= ph:
-                if eng not in sem.waiters:
-                    sem.waiters.append(eng)
-                if not eng.waiting:
-                    eng.waiting = True
-                    eng.wait_since = now
+def _fixed_starter(sim):
+    """`Simulator.try_start` for an MMA or VEC engine with one block slot (the engine is
+    free at `now`), as a closure over the run's state: start its queue's head if it is
+    ready and its waits hold. Its two events per start go on the agenda as
+    `Simulator.push` puts them, written out."""
+    times, at = sim.times, sim.at
+    flops, useful, counts = sim.flops, sim.useful, sim.bytes
+    from .useful import on_mma as useful_mma, on_vec as useful_vec, on_zero as useful_zero
+    heappush = heapq.heappush
+
+    def try_fixed(eng, now) -> None:
+        core = eng.slots[0]
+        queue = core.queues[eng.index]
+        while True:
+            if not queue:
                 return
-        if eng.waiting:
-            eng.stall_sem += now - eng.wait_since
-            eng.waiting = False
-        queue.popleft()
-        if not queue:
-            eng.queued &= ~(1 << core.slot)
-        b = core.blocked
-        if b is not None and b[0] == "queue" and b[1] is eng:
-            core.wake(now)
-        # Simulator._start, an MMA / VEC instruction: a fixed cost
-        d = op.di
-        op.start = now
-        core.inflight += 1
-        dur = d.cycles
-        busy_until = now + dur
-        eng.busy_until = busy_until
-        eng.busy += dur
-        done = busy_until + d.latency
-        events = at.get(done)
-        if events is None:
-            at[done] = [(DONE, op, None)]
-            heapq.heappush(times, done)
-        else:
-            events.append((DONE, op, None))
-        valid = core.valid
-        if d.flops:
-            dt = d.mma_dtype
-            flops[dt] = flops.get(dt, 0.0) + d.flops
-            u = useful_mma(valid, d, op.stages, d.ta, d.tb) if valid else d.flops
-            useful[dt] = useful.get(dt, 0.0) + u
-            if d.smem_bytes:
-                counts["smem"] += d.smem_bytes
-        elif d.engine == 2:
-            useful_zero(valid, d.tiles[0], op.stages[0])
-        elif valid:
-            useful_vec(valid, d, op.stages)
-        if busy_until > now:
-            events = at.get(busy_until)
+            op = queue[0]
+            if op.ready > now:
+                _push(times, at, op.ready, (TRY, eng, None))
+                return
+            for sem, ph in op.waits:
+                if sem.phase <= ph:
+                    if eng not in sem.waiters:
+                        sem.waiters.append(eng)
+                    if not eng.waiting:
+                        eng.waiting = True
+                        eng.wait_since = now
+                    return
+            if eng.waiting:
+                eng.stall_sem += now - eng.wait_since
+                eng.waiting = False
+            queue.popleft()
+            if not queue:
+                eng.queued &= ~(1 << core.slot)
+            b = core.blocked
+            if b is not None and b[0] == "queue" and b[1] is eng:
+                core.wake(now)
+            # Simulator._start, an MMA / VEC instruction: a fixed cost
+            d = op.di
+            op.start = now
+            core.inflight += 1
+            dur = d.cycles
+            busy_until = now + dur
+            eng.busy_until = busy_until
+            eng.busy += dur
+            done = busy_until + d.latency
+            events = at.get(done)
             if events is None:
-                at[busy_until] = [(TRY, eng, None)]
-                heapq.heappush(times, busy_until)
+                at[done] = [(DONE, op, None)]
+                heappush(times, done)
             else:
-                events.append((TRY, eng, None))
-            return
+                events.append((DONE, op, None))
+            valid = core.valid
+            if d.flops:
+                dt = d.mma_dtype
+                flops[dt] = flops.get(dt, 0.0) + d.flops
+                u = useful_mma(valid, d, op.stages, d.ta, d.tb) if valid else d.flops
+                useful[dt] = useful.get(dt, 0.0) + u
+                if d.smem_bytes:
+                    counts["smem"] += d.smem_bytes
+            elif d.engine == 2:
+                useful_zero(valid, d.tiles[0], op.stages[0])
+            elif valid:
+                useful_vec(valid, d, op.stages)
+            if busy_until > now:
+                events = at.get(busy_until)
+                if events is None:
+                    at[busy_until] = [(TRY, eng, None)]
+                    heappush(times, busy_until)
+                else:
+                    events.append((TRY, eng, None))
+                return
+    return try_fixed
 
 
 def _push(times, at, t, event) -> None:
