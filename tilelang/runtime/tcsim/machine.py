@@ -87,7 +87,7 @@ class Core:
     __slots__ = ("sim", "id", "slot", "label", "code", "regs", "pc", "t", "loops",
                  "engines", "queues", "inflight", "sems", "bufs", "bufs_state", "block",
                  "blocked", "blocked_since", "seen", "stall", "done", "block_start",
-                 "last_fence", "loading", "valid", "gang", "flat")
+                 "last_fence", "loading", "valid", "gang", "flat", "cycles", "depth")
 
     def __init__(self, sim, cid: int, slot: int, engines: list, multi: bool):
         self.sim = sim
@@ -95,6 +95,8 @@ class Core:
         self.slot = slot
         self.label = f"core {cid}.{slot}" if multi else f"core {cid}"
         self.code = sim.code
+        self.cycles = sim.cfg.scalar_cycles     # per scalar instruction
+        self.depth = sim.cfg.queue_depth        # of each engine queue
         self.engines = engines
         self.queues = [deque() for _ in range(4)]
         self.inflight = 0
@@ -172,8 +174,7 @@ class Core:
     def step(self, now: float) -> None:
         sim = self.sim
         code, regs = self.code, self.regs
-        c = sim.cfg.scalar_cycles
-        depth = sim.cfg.queue_depth
+        c, depth = self.cycles, self.depth
         t = self.t if self.t > now else now
         pc = self.pc
         loading = self.loading

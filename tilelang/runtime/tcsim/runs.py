@@ -213,7 +213,8 @@ def _region(code, start, end, cycles, depth, branch_kinds):
     k_if, k_else, k_endif = branch_kinds
     consts: dict = {"C": cycles, "DEPTH": depth}
     lines = ["def block(core, r, t):", "    n = 0", "    queues = core.queues",
-             "    engines = core.engines", "    dispatch = core.sim.dispatch"]
+             "    engines = core.engines", "    sim = core.sim", "    dispatch = sim.dispatch",
+             "    timing = not sim.functional"]
 
     operand = _operands(consts, "r")
 
@@ -224,9 +225,19 @@ def _region(code, start, end, cycles, depth, branch_kinds):
             if d.engine >= 0:
                 name = f"d{pc}"
                 consts[name] = d
-                lines.append(f"{pad}if len(queues[{d.engine}]) >= DEPTH:")
+                lines.append(f"{pad}q = queues[{d.engine}]")
+                lines.append(f"{pad}if len(q) >= DEPTH:")
                 lines.append(f"{pad}    return {pc}, t, n")
-                lines.append(f"{pad}dispatch(core, engines[{d.engine}], {name}, t + C)")
+                if d.make_op is not None:
+                    # Simulator.dispatch of a timing run into a non-empty queue, inline
+                    # (the usual case where the unit keeps a queue full)
+                    consts[f"m{pc}"] = d.make_op
+                    lines.append(f"{pad}if timing and q:")
+                    lines.append(f"{pad}    q.append(m{pc}(core, r, t + C, engines[{d.engine}]))")
+                    lines.append(f"{pad}else:")
+                    lines.append(f"{pad}    dispatch(core, engines[{d.engine}], {name}, t + C)")
+                else:
+                    lines.append(f"{pad}dispatch(core, engines[{d.engine}], {name}, t + C)")
                 lines.append(f"{pad}n += 1")
                 lines.append(f"{pad}t += C")
                 pc += 1
