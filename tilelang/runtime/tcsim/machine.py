@@ -189,12 +189,7 @@ class Core:
                 if pc == end:
                     continue
                 # stopped before an engine instruction whose queue is full
-                eng = self.engines[code[pc].engine]
-                if t > now:
-                    self.pc, self.t = pc, t
-                    sim.push(t, STEP, self)
-                else:
-                    self.block_on(("queue", eng), now, pc, t)
+                self._stop_at_full(self.engines[code[pc].engine], now, pc, t)
                 return
             elif d.run is not None:             # a compiled run of scalar ALU ops
                 fn, n = d.run
@@ -205,11 +200,7 @@ class Core:
             if d.engine >= 0:
                 eng = self.engines[d.engine]
                 if len(self.queues[d.engine]) >= depth:
-                    if t > now:
-                        self.pc, self.t = pc, t
-                        sim.push(t, STEP, self)
-                    else:
-                        self.block_on(("queue", eng), now, pc, t)
+                    self._stop_at_full(eng, now, pc, t)
                     return
                 sim.dispatch(self, eng, d, t + c)
                 sim.instructions += 1
@@ -297,6 +288,19 @@ class Core:
                 pc += 1
             sim.instructions += 1
             t += c
+
+    def _stop_at_full(self, eng, now: float, pc: int, t: float) -> None:
+        """The unit stands at `pc`, an instruction for `eng` whose queue is full, at its
+        time `t`: it blocks now (t = now), or comes back at t to look again. Where
+        nothing can pop the queue by t — an MMA / VEC engine of one block slot pops only
+        when it starts, and it is busy past t — coming back would only block it there:
+        it blocks at once, as of t (its state at t, and every state another unit reads
+        before then, is what the visit would leave)."""
+        if t > now and not (eng.solo_fixed and eng.busy_until > t and not self.loading):
+            self.pc, self.t = pc, t
+            self.sim.push(t, STEP, self)
+        else:
+            self.block_on(("queue", eng), t, pc, t)
 
     def _read_tile(self, t, index):
         """LDS: one element (flat index) of the stage of an on-chip buffer."""
