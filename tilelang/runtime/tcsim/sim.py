@@ -494,8 +494,19 @@ class Simulator:
                 events.append((POOL, pool, pool.version))
 
     def _pool_event(self, pool, now: float) -> None:
+        """The pool's next transfers finish: each goes on to its next phase, or its
+        data has landed (`_transfer` and `_data_done`, written out: a hot path)."""
+        data_end = self.data_end
         for job, rest in pool.pop_done(now):
-            self._transfer(job, rest, now)
+            if rest:
+                nxt, nbytes = rest[0]
+                nxt.add(now, nbytes, (job, rest[1:]))
+                self._schedule_pool(nxt)
+            elif job.__class__ is tuple:      # a multicast: every block's copy landed
+                for op in job:
+                    data_end(op, now)
+            else:
+                data_end(job, now)
         self._schedule_pool(pool)
 
     def _data_done(self, job, now: float) -> None:
