@@ -49,7 +49,7 @@ class DI:
                  "line", "index", "elems", "kind", "fn", "operand_bytes",
                  "static_stages", "regs", "ta", "tb", "box_elems", "mcast", "run",
                  "wait_sems", "signal_sem", "latency", "smem_bytes", "esize", "to_smem",
-                 "make_op", "block")
+                 "make_op", "block", "refill")
 
     def __init__(self):
         self.jump = -1
@@ -86,6 +86,7 @@ class DI:
         self.to_smem = False
         self.make_op = None         # (core, regs, ready, engine) -> Op (runs.py)
         self.block = None           # (core, regs, t) -> (pc, t, count): a region (runs.py)
+        self.refill = 0             # see _refills
 
 
 def _operand(x, bufs):
@@ -168,7 +169,24 @@ def decode_program(p: Program, cfg: MachineConfig) -> list[DI]:
     compile_runs(out, (K_BIN, K_UN, K_SEL), cfg.scalar_cycles)
     compile_regions(out, (K_BIN, K_UN, K_SEL), (K_IF, K_ELSE, K_ENDIF), cfg.scalar_cycles,
                     cfg.queue_depth)
+    _refills(out)
     return out
+
+
+def _refills(code) -> None:
+    """`refill` of an engine instruction: the instructions from it to the next one for
+    the same engine when only scalar ALU instructions lie between (no branch, load or
+    semaphore: nothing another unit sees), else 0. A scalar unit resumed there by a pop
+    of that engine's full queue dispatches it, runs those, and stops at the next one,
+    whose queue is full again (events.py runs that at the pop)."""
+    for pc, d in enumerate(code):
+        if d.engine < 0:
+            continue
+        j = pc + 1
+        while j < len(code) and code[j].engine < 0 and code[j].kind in (K_BIN, K_UN, K_SEL):
+            j += 1
+        if j < len(code) and code[j].engine == d.engine:
+            d.refill = j - pc
 
 
 def _flat(name, idx, offsets, sizes) -> int:

@@ -153,11 +153,14 @@ def _fixed_starter(sim):
             queue.popleft()
             if not queue:
                 eng.queued &= ~(1 << core.slot)
-            b = core.blocked
-            if b is not None and b[0] == "queue" and b[1] is eng:
-                core.wake(now)
-            # Simulator._start, an MMA / VEC instruction: a fixed cost
             d = op.di
+            b = core.blocked
+            refill = False
+            if b is not None and b[0] == "queue" and b[1] is eng:
+                refill = _refills_at_pop(core, queue, now, now + d.cycles)
+                if not refill:
+                    core.wake(now)
+            # Simulator._start, an MMA / VEC instruction: a fixed cost
             op.start = now
             core.inflight += 1
             dur = d.cycles
@@ -190,8 +193,27 @@ def _fixed_starter(sim):
                     heappush(times, busy_until)
                 else:
                     events.append((TRY, eng, None))
+                if refill:
+                    core.resume_here(now)
                 return
     return try_fixed
+
+
+def _refills_at_pop(core, queue, now: float, busy_until: float) -> bool:
+    """Whether the scalar unit, blocked on `queue` (full until this pop by its engine,
+    which is busy until `busy_until` from `now`), would, when woken, only dispatch the
+    instruction it stands at and the scalar ALU instructions after it (`DI.refill`) and
+    block at the next instruction for the engine, whose queue is full again, with the
+    engine still busy: no event of its own, nothing another unit or engine reads before
+    then. Then it can run at the pop, not at the end of the time's events."""
+    k = core.code[core.pc].refill
+    if not k or core.loading or core.t > now or len(queue) != core.depth - 1:
+        return False
+    t = now
+    c = core.cycles
+    for _ in range(k):          # the unit's time at the next instruction, summed as it does
+        t += c
+    return busy_until > t > now
 
 
 def _push(times, at, t, event) -> None:

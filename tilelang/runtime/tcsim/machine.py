@@ -171,6 +171,12 @@ class Core:
             else:
                 events.append((STEP, self, None))
 
+    def resume_here(self, now: float) -> None:
+        """`wake` and the step it posts, run at once (events.py: `_refills_at_pop`)."""
+        self.stall["queue_full"] += now - self.blocked_since
+        self.blocked = None
+        self.step(now)
+
     def step(self, now: float) -> None:
         sim = self.sim
         code, regs = self.code, self.regs

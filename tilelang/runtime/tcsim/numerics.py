@@ -278,6 +278,9 @@ def clip_box(starts, box, shape):
 def inbounds_elems(starts, box, shape) -> int:
     n = 1
     for s, e, d in zip(starts, box, shape):
+        if 0 <= s and 0 < e and s + e <= d:     # inside along this dim (the usual case)
+            n *= e
+            continue
         lo, hi = max(s, 0), min(s + e, d)
         if hi <= lo:
             return 0
