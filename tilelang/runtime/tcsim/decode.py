@@ -169,16 +169,17 @@ def decode_program(p: Program, cfg: MachineConfig) -> list[DI]:
     compile_runs(out, (K_BIN, K_UN, K_SEL), cfg.scalar_cycles)
     compile_regions(out, (K_BIN, K_UN, K_SEL), (K_IF, K_ELSE, K_ENDIF), cfg.scalar_cycles,
                     cfg.queue_depth)
-    _refills(out)
+    _refills(out, cfg.scalar_cycles)
     return out
 
 
-def _refills(code) -> None:
-    """`refill` of an engine instruction: the instructions from it to the next one for
-    the same engine when only scalar ALU instructions lie between (no branch, load or
-    semaphore: nothing another unit sees), else 0. A scalar unit resumed there by a pop
-    of that engine's full queue dispatches it, runs those, and stops at the next one,
-    whose queue is full again (events.py runs that at the pop)."""
+def _refills(code, cycles: float) -> None:
+    """`refill` of an engine instruction: the scalar unit's time from it to the next
+    instruction for the same engine (`cycles` each), when only scalar ALU instructions
+    lie between (no branch, load or semaphore: nothing another unit sees), else 0. A
+    unit resumed there by a pop of that engine's full queue dispatches it, runs those,
+    and stops at the next one, whose queue is full again (events.py runs that at the
+    pop)."""
     for pc, d in enumerate(code):
         if d.engine < 0:
             continue
@@ -186,7 +187,7 @@ def _refills(code) -> None:
         while j < len(code) and code[j].engine < 0 and code[j].kind in (K_BIN, K_UN, K_SEL):
             j += 1
         if j < len(code) and code[j].engine == d.engine:
-            d.refill = j - pc
+            d.refill = (j - pc) * cycles
 
 
 def _flat(name, idx, offsets, sizes) -> int:

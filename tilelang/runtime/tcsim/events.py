@@ -128,6 +128,7 @@ def _fixed_starter(sim):
     flops, useful, counts = sim.flops, sim.useful, sim.bytes
     from .useful import on_mma as useful_mma, on_vec as useful_vec, on_zero as useful_zero
     heappush = heapq.heappush
+    code, depth1 = sim.code, sim.cfg.queue_depth - 1
 
     def try_fixed(eng, now) -> None:
         core = eng.slots[0]
@@ -157,7 +158,14 @@ def _fixed_starter(sim):
             b = core.blocked
             refill = False
             if b is not None and b[0] == "queue" and b[1] is eng:
-                refill = _refills_at_pop(core, queue, now, now + d.cycles)
+                # the unit would dispatch its instruction and the scalar ones after it
+                # (DI.refill) and block at the next one for this engine, busy till
+                # then, whose queue is full again: no event of its own, nothing anyone
+                # reads before its own place in this time's events, so it runs at the
+                # pop (the margin of a cycle covers how its time's sum rounds)
+                span = code[core.pc].refill
+                refill = span and d.cycles > span + 1.0 and not core.loading and \
+                    len(queue) == depth1
                 if not refill:
                     core.wake(now)
             # Simulator._start, an MMA / VEC instruction: a fixed cost
@@ -197,23 +205,6 @@ def _fixed_starter(sim):
                     core.resume_here(now)
                 return
     return try_fixed
-
-
-def _refills_at_pop(core, queue, now: float, busy_until: float) -> bool:
-    """Whether the scalar unit, blocked on `queue` (full until this pop by its engine,
-    which is busy until `busy_until` from `now`), would, when woken, only dispatch the
-    instruction it stands at and the scalar ALU instructions after it (`DI.refill`) and
-    block at the next instruction for the engine, whose queue is full again, with the
-    engine still busy: no event of its own, nothing another unit or engine reads before
-    then. Then it can run at the pop, not at the end of the time's events."""
-    k = core.code[core.pc].refill
-    if not k or core.loading or core.t > now or len(queue) != core.depth - 1:
-        return False
-    t = now
-    c = core.cycles
-    for _ in range(k):          # the unit's time at the next instruction, summed as it does
-        t += c
-    return busy_until > t > now
 
 
 def _push(times, at, t, event) -> None:
