@@ -44,7 +44,10 @@ class Pool:
             self.t = now
 
     def add(self, now: float, nbytes: float, job) -> None:
-        self.advance(now)
+        if now > self.t:                  # self.advance(now), written out (a hot path)
+            if self.n:
+                self.v += self.rate() * (now - self.t)
+            self.t = now
         self.seq += 1
         heapq.heappush(self.heap, (self.v + nbytes, self.seq, job))
         self.n += 1
@@ -55,7 +58,9 @@ class Pool:
         """Absolute time of the next completion, at the current rate."""
         if not self.heap:
             return None
-        return self.t + max(0.0, self.heap[0][0] - self.v) / self.rate()
+        left = self.heap[0][0] - self.v
+        share = self.rate_total / self.n              # self.rate(), written out
+        return self.t + (left if left > 0.0 else 0.0) / (share if share < self.cap else self.cap)
 
     def pop_done(self, now: float) -> list:
         self.advance(now)
