@@ -118,6 +118,29 @@ def test_the_interpreter_and_the_general_loop_count_the_same(name, monkeypatch):
     assert figures(run(build(), *args(), mode="timing", **kw)) == PINNED[name]
 
 
+@pytest.mark.parametrize("name", ["fa_ws", "gemm_pipelined", "fa_resident"])
+def test_the_scalar_unit_shortcuts_count_the_same(name, monkeypatch):
+    """A unit stopped by a full queue blocks at once where coming back could only block
+    it, and a unit woken by a pop refills the queue at the pop where its step could
+    only do that: with both off (it always comes back, its step runs at the end of the
+    time's events) every figure is the same, and with them on they are taken."""
+    from tilelang.runtime.tcsim import decode, machine
+    build, args, kw = CASES[name]
+    taken = []
+    resume = machine.Core.resume_here
+    monkeypatch.setattr(machine.Core, "resume_here",
+                        lambda core, now: (taken.append(now), resume(core, now)))
+    assert figures(run(build(), *args(), mode="timing", **kw)) == PINNED[name]
+    if name == "fa_ws":
+        assert taken
+    monkeypatch.setattr(machine, "EARLY_BLOCK", False)
+    monkeypatch.setattr(decode, "_refills", lambda code, cycles: None)
+    monkeypatch.setattr(decode, "_DECODED", {})
+    taken.clear()
+    assert figures(run(build(), *args(), mode="timing", **kw)) == PINNED[name]
+    assert not taken
+
+
 def _branchy():
     """A loop whose body fills the vector queue inside both arms of an IF / ELSE (the
     scalar unit resumes inside a then-branch and an else-branch) and after it."""

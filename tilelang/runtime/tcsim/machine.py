@@ -25,6 +25,11 @@ from .decode import (K_ATOM, K_BIN, K_LDS, K_ELSE, K_ENDIF, K_ENDLOOP, K_FENCE, 
 
 STEP, TRY, DONE, POOL = 0, 1, 2, 3
 
+# a scalar unit stopped by a full MMA / VEC queue whose engine is busy past the unit's
+# time blocks at once (Core._stop_at_full); False: it always comes back to look (the
+# same figures, more events: tests/tcsim/test_engine_counts.py)
+EARLY_BLOCK = True
+
 # what a scalar unit's blocked time counts as (FENCE, HALT and ATOM: "drain")
 _STALL_KIND = {"queue": "queue_full", "sem": "sem_wait"}
 
@@ -302,7 +307,8 @@ class Core:
         when it starts, and it is busy past t — coming back would only block it there:
         it blocks at once, as of t (its state at t, and every state another unit reads
         before then, is what the visit would leave)."""
-        if t > now and not (eng.solo_fixed and eng.busy_until > t and not self.loading):
+        if t > now and not (EARLY_BLOCK and eng.solo_fixed and eng.busy_until > t
+                            and not self.loading):
             self.pc, self.t = pc, t
             self.sim.push(t, STEP, self)
         else:
