@@ -163,9 +163,10 @@ class Simulator:
         after `l2_latency`, a miss after `dma_latency` (and the sector stays)."""
         name, starts = glob
         g = self.tensors[name]
-        idx = tuple(regs[s[1]] if s[0] else s[1] for s in starts)
-        if any(not 0 <= i < n for i, n in zip(idx, g.shape)):
-            return 0, self.dma_latency
+        idx = tuple([regs[s[1]] if s[0] else s[1] for s in starts])
+        for i, n in zip(idx, g.shape):
+            if not 0 <= i < n:
+                return 0, self.dma_latency
         latency = self.dma_latency
         if self.cfg.l2_latency:
             hit, _ = self.l2.access(name, g.shape, g.dtype.itemsize, idx, (1,) * len(idx))
