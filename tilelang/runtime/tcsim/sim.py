@@ -459,13 +459,17 @@ class Simulator:
         self._transfer(job, phases, now)
 
     def _transfer(self, job, phases, now: float) -> None:
-        """Move a DMA's data through its bandwidth pools, one phase after another."""
-        if not phases:
-            self._data_done(job, now)
-            return
-        pool, nbytes = phases[0]
-        pool.add(now, nbytes, (job, phases[1:]))
-        self._schedule_pool(pool)
+        """Move a DMA's data through its bandwidth pools, one phase after another; with
+        none left its data has landed."""
+        if phases:
+            pool, nbytes = phases[0]
+            pool.add(now, nbytes, (job, phases[1:]))
+            self._schedule_pool(pool)
+        elif job.__class__ is tuple:          # a multicast: every block's copy landed
+            for op in job:
+                self.data_end(op, now)
+        else:
+            self.data_end(job, now)
 
     def _join_multicast(self, core, op, now: float):
         """A multicast load waits until every block of its cluster has issued it; the
@@ -495,27 +499,10 @@ class Simulator:
                 events.append((POOL, pool, pool.version))
 
     def _pool_event(self, pool, now: float) -> None:
-        """The pool's next transfers finish: each goes on to its next phase, or its
-        data has landed (`_transfer` and `_data_done`, written out: a hot path)."""
-        data_end = self.data_end
+        transfer = self._transfer
         for job, rest in pool.pop_done(now):
-            if rest:
-                nxt, nbytes = rest[0]
-                nxt.add(now, nbytes, (job, rest[1:]))
-                self._schedule_pool(nxt)
-            elif job.__class__ is tuple:      # a multicast: every block's copy landed
-                for op in job:
-                    data_end(op, now)
-            else:
-                data_end(job, now)
+            transfer(job, rest, now)
         self._schedule_pool(pool)
-
-    def _data_done(self, job, now: float) -> None:
-        if isinstance(job, tuple):            # a multicast: every block's copy landed
-            for op in job:
-                self.data_end(op, now)
-        else:
-            self.data_end(job, now)
 
     def data_end(self, op, now: float) -> None:
         eng = op.eng
