@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import dtypes
 from ..ops.ep import combine_kernels, dispatch_kernels, layout_kernels
-from . import transport
+from . import low_latency, transport
 from .arrays import aligned_empty, check, from_numpy, to_numpy
 from .errors import BufferTooSmallError, RoutingError
 from .events import Config, EventOverlap
@@ -95,8 +95,9 @@ class Buffer:
     @staticmethod
     def get_low_latency_rdma_size_hint(num_max_dispatch_tokens_per_rank: int, hidden: int,
                                        num_ranks: int, num_experts: int) -> int:
-        return Buffer.get_buffer_size_hint(num_max_dispatch_tokens_per_rank, hidden,
-                                           num_ranks)
+        """`num_rdma_bytes` for the low-latency mode at these sizes (low_latency.py)."""
+        return low_latency.size_hint(num_max_dispatch_tokens_per_rank, hidden, num_ranks,
+                                     num_experts)
 
     def get_local_buffer_tensor(self, dtype, size=None, offset: int = 0,
                                 use_rdma_buffer: bool = False) -> np.ndarray:
@@ -370,6 +371,41 @@ class Buffer:
         if alignment > 1:
             mine = -(-mine // alignment) * alignment
         return [int(c) for c in mine]
+
+    # -- low-latency mode (low_latency.py) ------------------------------------------------
+
+    def low_latency_dispatch(self, x, topk_idx, num_max_dispatch_tokens_per_rank: int,
+                             num_experts: int, cumulative_local_expert_recv_stats=None,
+                             dispatch_wait_recv_cost_stats=None, use_fp8: bool = True,
+                             round_scale: bool = False, use_ue8m0: bool = False,
+                             async_finish: bool = False, return_recv_hook: bool = False):
+        """(recv_x, recv_count, handle, event, hook), as DeepEP's: recv_x is
+        [num_local_experts, num_ranks * num_max_dispatch_tokens_per_rank, hidden]
+        (bf16, or (e4m3, scales) with use_fp8), valid until the next low-latency
+        dispatch; handle is (src_info, layout_range, M, hidden, num_experts)."""
+        return low_latency.dispatch(
+            self, x, topk_idx, num_max_dispatch_tokens_per_rank, num_experts,
+            cumulative_local_expert_recv_stats, dispatch_wait_recv_cost_stats, use_fp8,
+            round_scale, use_ue8m0, async_finish, return_recv_hook)
+
+    def low_latency_combine(self, x, topk_idx, topk_weights, handle,
+                            use_logfmt: bool = False, zero_copy: bool = False,
+                            async_finish: bool = False, return_recv_hook: bool = False,
+                            out=None, combine_wait_recv_cost_stats=None):
+        """(combined_x, event, hook): each token's expert outputs added with its top-k
+        weights (fp32, rounded once to bf16) on the token's rank."""
+        return low_latency.combine(self, x, topk_idx, topk_weights, handle, use_logfmt,
+                                   zero_copy, async_finish, return_recv_hook, out,
+                                   combine_wait_recv_cost_stats)
+
+    def get_next_low_latency_combine_buffer(self, handle):
+        """The heap rows low_latency_combine(zero_copy=True) sends from, as DeepEP's."""
+        return from_numpy(low_latency.next_combine_buffer(self, handle),
+                          type(handle[0]).__module__.startswith("torch"))
+
+    def clean_low_latency_buffer(self, num_max_dispatch_tokens_per_rank: int, hidden: int,
+                                 num_experts: int) -> None:
+        low_latency.clean(self, num_max_dispatch_tokens_per_rank, hidden, num_experts)
 
     # -- combine --------------------------------------------------------------------------
 
