@@ -28,7 +28,7 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 
-from ..ops.ep import dispatch_kernels
+from ..ops.ep import combine_kernels, dispatch_kernels
 from .arrays import check, from_numpy, to_numpy
 from .errors import BufferTooSmallError, RoutingError
 from .events import EventOverlap
@@ -351,13 +351,8 @@ def combine(buf, x, topk_idx, topk_weights, handle, use_logfmt=False, zero_copy=
     def receive():
         buf._ll_hook = None
         dispatch_kernels()["barrier"](buf._barrier)          # every row has arrived
-        acc = np.zeros((num_tokens, hidden), np.float32)
-        tokens = np.arange(num_tokens)
-        for slot in range(k):
-            e = topk[:, slot]
-            w = np.where(e >= 0, weights[:, slot], 0).astype(np.float32)
-            acc += w[:, None] * back[np.maximum(e, 0), tokens].astype(np.float32)
-        out_x[:] = acc.astype(out_x.dtype)
+        combine_kernels("bfloat16")["combine_weighted"](
+            topk, weights, back.reshape(num_experts * m, hidden), out_x, m)
 
     event, hook = _finish(buf, "combine", receive, return_recv_hook)
     result = out if out is not None else from_numpy(out_x, as_torch)
