@@ -165,7 +165,7 @@ def main():
     hook()
     buffer.clean_low_latency_buffer(num_tokens, hidden, num_experts)
     buffer.destroy()
-    print(f"RANK {rank} OK", flush=True)
+    print(f"RANK {rank} OK on {group.num_hosts} host(s)", flush=True)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 """DeepEP's low-latency test, ported (low_latency_worker.py): 2 and 4 ranks sharing
-memory, and 2 ranks under mpiexec (a few seconds each)."""
+memory, and under mpiexec on one host and across 2 emulated hosts (a few seconds
+each)."""
 import os
 import subprocess
 import sys
@@ -18,14 +19,20 @@ def test_deepep_low_latency_recipe(ep_kernels, num_ranks):
     assert all(f"RANK {r} OK" in out for r, out in enumerate(result.outputs))
 
 
-def test_deepep_low_latency_recipe_mpi(ep_kernels):
+@pytest.mark.parametrize("num_ranks, ranks_per_host", [(2, 2), (2, 1), (4, 2)],
+                         ids=["one-host-of-2", "2-hosts-of-1", "2-hosts-of-2"])
+def test_deepep_low_latency_recipe_mpi(ep_kernels, num_ranks, ranks_per_host):
+    """Under mpiexec: ranks on one host move rows by address; between the (emulated)
+    hosts MPI carries them."""
     pytest.importorskip("mpi4py")
     exe = mpiexec()
     if exe is None:
         pytest.skip("no mpiexec (pip install mpich)")
-    env = dict(os.environ, TILELANG_EP_TIMEOUT=TIMEOUT_S, TILELANG_NUM_THREADS="1")
-    proc = subprocess.run([exe, "-n", "2", sys.executable, WORKER], env=env,
+    env = dict(os.environ, TILELANG_EP_TIMEOUT=TIMEOUT_S, TILELANG_NUM_THREADS="1",
+               TILELANG_EP_RANKS_PER_HOST=str(ranks_per_host))
+    proc = subprocess.run([exe, "-n", str(num_ranks), sys.executable, WORKER], env=env,
                           capture_output=True, text=True, timeout=300)
     assert leftovers() == []
     assert proc.returncode == 0, report([proc.returncode], [proc.stdout + proc.stderr])
-    assert all(f"RANK {r} OK" in proc.stdout for r in range(2))
+    hosts = num_ranks // ranks_per_host
+    assert all(f"RANK {r} OK on {hosts} host(s)" in proc.stdout for r in range(num_ranks))

@@ -189,6 +189,7 @@ class Buffer:
         """(recv_x, recv_topk_idx, recv_topk_weights, num_recv_tokens_per_expert_list,
         handle, event); recv_x is `(x_e4m3, scales)` for an fp8 pair. With `handle` the
         routing of that dispatch is reused: (recv_x, None, None, None, None, event)."""
+        low_latency.check_no_hook(self)
         xs, as_torch = self._dispatch_input(x)
         if handle is not None:
             for name, value in (("topk_idx", topk_idx), ("topk_weights", topk_weights)):
@@ -418,6 +419,7 @@ class Buffer:
         given). An `x` that is this Buffer's `recv_x` (or `combine_input`) is read in
         place; any other is first copied into the heap. `out`: an array to write
         combined_x into (as DeepEP's low-latency combine allows), else a new one."""
+        low_latency.check_no_hook(self)
         if not isinstance(handle, Handle):
             raise TypeError("combine needs the handle of a dispatch of this Buffer")
         plan = handle.plan

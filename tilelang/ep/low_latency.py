@@ -16,7 +16,9 @@ dispatch: every rank tells every peer how many of its tokens go to each expert (
 the receivers' recv_x; the `dispatch_x` kernel then writes each (token, expert) row
 straight into the expert's rank, treating the E experts as its destination columns.
 combine: the same kernel writes each expert output row back to [expert, token] of the
-token's owner, which adds the top-k rows up with their weights in fp32.
+token's owner, whose `combine_weighted` kernel adds the top-k rows up with their weights
+in fp32. Rows for ranks on other hosts go by MPI (transport.post), waited for by the
+receive.
 
 The receive half (the closing barrier and the unpacking of counts, layout and scales) is
 the hook with `return_recv_hook=True`: everything returned is allocated first and filled
@@ -29,6 +31,7 @@ import ml_dtypes
 import numpy as np
 
 from ..ops.ep import combine_kernels, dispatch_kernels
+from . import transport
 from .arrays import check, from_numpy, to_numpy
 from .errors import BufferTooSmallError, RoutingError
 from .events import EventOverlap
@@ -97,10 +100,6 @@ def _check_sizes(buf, m, num_experts) -> tuple[int, int]:
     if num_experts + len(_HEAD) > buf._width_max:
         raise ValueError(f"num_experts must be at most {buf._width_max - len(_HEAD)}, got "
                          f"{num_experts}")
-    if buf.group.num_hosts > 1:
-        raise NotImplementedError(
-            "low-latency dispatch/combine run on ranks of one host (shm or MPI on one "
-            "host); this group spans several hosts: use dispatch/combine")
     return m, num_experts
 
 
@@ -108,7 +107,7 @@ def _check_topk(topk_idx, num_tokens: int) -> np.ndarray:
     return check(to_numpy(topk_idx, "topk_idx")[0], "topk_idx", 2, ("int64",), num_tokens)
 
 
-def _pending(buf) -> None:
+def check_no_hook(buf) -> None:
     hook = getattr(buf, "_ll_hook", None)
     if hook is not None and not hook.done:
         raise RuntimeError(f"rank {buf.rank}: the hook of the previous low-latency "
@@ -166,7 +165,7 @@ def dispatch(buf, x, topk_idx, num_max_dispatch_tokens_per_rank, num_experts,
              cumulative_local_expert_recv_stats=None, dispatch_wait_recv_cost_stats=None,
              use_fp8=True, round_scale=False, use_ue8m0=False, async_finish=False,
              return_recv_hook=False):
-    _pending(buf)
+    check_no_hook(buf)
     m, num_experts = _check_sizes(buf, num_max_dispatch_tokens_per_rank, num_experts)
     a, as_torch = to_numpy(x, "x")
     a = check(a, "x", 2, ("bfloat16",))
@@ -204,22 +203,13 @@ def dispatch(buf, x, topk_idx, num_max_dispatch_tokens_per_rank, num_experts,
 
     regions = _regions(buf, m, hidden, num_experts)
     rows = local * r * m
-    slots = np.where(hit, np.cumsum(hit, axis=0) - 1, -1).astype(np.int32)
-    experts = np.arange(num_experts)
-    dest_pe = (experts // local).astype(np.int32)
-    dest_base = ((experts % local) * r * m + counts[:me].sum(axis=0)).astype(np.int32)
-    lib = dispatch_kernels()
     xs = cast_fp8(a, round_scale) if use_fp8 else (a, None)
-    x_dt = xs[0].dtype
-    recv_x = buf.heap.view(regions["recv_x"], (rows, hidden), x_dt)
-    lib["dispatch_x"](xs[0].view(np.uint8), slots, dest_pe, dest_base, recv_x.view(np.uint8))
+    recv_x = buf.heap.view(regions["recv_x"], (rows, hidden), xs[0].dtype)
     recv_scales = buf.heap.view(regions["scales"], (rows, hidden // GROUP), np.float32)
-    if use_fp8:
-        lib["dispatch_x"](xs[1].view(np.uint8), slots, dest_pe, dest_base,
-                          recv_scales.view(np.uint8))
-    src = np.arange(num_tokens, dtype=np.int32).reshape(num_tokens, 1)
     recv_src = buf.heap.view(regions["src"], (rows, 1), np.int32)
-    lib["dispatch_x"](src.view(np.uint8), slots, dest_pe, dest_base, recv_src.view(np.uint8))
+    payloads = [(xs[0], recv_x)] + ([(xs[1], recv_scales)] if use_fp8 else []) + \
+        [(np.arange(num_tokens, dtype=np.int32).reshape(num_tokens, 1), recv_src)]
+    wait = _dispatch_rows(buf, payloads, hit, counts, local, m)
 
     # what is returned exists now and is filled by the receive
     mine = counts[:, me * local:(me + 1) * local].T          # [local expert, source rank]
@@ -236,6 +226,8 @@ def dispatch(buf, x, topk_idx, num_max_dispatch_tokens_per_rank, num_experts,
 
     def receive():
         buf._ll_hook = None
+        if wait is not None:
+            wait()                                           # rows from other hosts
         dispatch_kernels()["barrier"](buf._barrier)          # every row has arrived
         recv_count[:] = mine.sum(axis=1)
         begin = np.cumsum(mine, axis=1) - mine
@@ -254,6 +246,47 @@ def dispatch(buf, x, topk_idx, num_max_dispatch_tokens_per_rank, num_experts,
     packed = tuple(from_numpy(p, as_torch) for p in packed) if use_fp8 else \
         from_numpy(packed, as_torch)
     return packed, from_numpy(recv_count, as_torch), handle, event, hook
+
+
+def _bytes(a: np.ndarray) -> np.ndarray:
+    """Rows as bytes: the kernels move rows whatever their dtype."""
+    return a.view(np.uint8)
+
+
+def _remote(buf, ranks: np.ndarray) -> np.ndarray:
+    return ~buf._on_host.astype(bool)[ranks]
+
+
+def _dispatch_rows(buf, payloads: list, hit: np.ndarray, counts: np.ndarray, local: int,
+                   m: int):
+    """Each (token, expert) row of every payload into the expert's rank, at that
+    expert's rows for this rank: by the dispatch_x kernel on this host (the experts as
+    its destination columns), by MPI to other hosts (posted here; the returned wait
+    finishes it, None when nothing crosses hosts)."""
+    r, me = buf.group_size, buf.rank
+    experts = np.arange(hit.shape[1])
+    dest_pe = (experts // local).astype(np.int32)
+    dest_base = ((experts % local) * r * m + counts[:me].sum(axis=0)).astype(np.int32)
+    slots = np.where(hit, np.cumsum(hit, axis=0) - 1, -1).astype(np.int32)
+    remote = _remote(buf, dest_pe)
+    slots[:, remote] = -1
+    for rows, recv in payloads:
+        dispatch_kernels()["dispatch_x"](_bytes(rows), slots, dest_pe, dest_base,
+                                         _bytes(recv))
+    if buf.group.num_hosts == 1:
+        return None
+    sends, recvs = [], []
+    for e in np.flatnonzero(remote):                 # rows of this rank's tokens, in order
+        tokens = np.flatnonzero(hit[:, e])
+        for tag, (rows, _) in enumerate(payloads):
+            sends.append((int(dest_pe[e]), 4 * e + tag, np.ascontiguousarray(rows[tokens])))
+    for j in np.flatnonzero(_remote(buf, np.arange(r))):
+        for i in range(local):
+            e = me * local + i
+            begin, n = i * r * m + int(counts[:j, e].sum()), int(counts[j, e])
+            for tag, (_, recv) in enumerate(payloads):
+                recvs.append((int(j), 4 * e + tag, recv[begin:begin + n]))
+    return transport.post(buf.group.comm, sends, recvs)
 
 
 def _check_stats(stats, local: int):
@@ -302,7 +335,7 @@ def _check_handle(buf, handle):
 def combine(buf, x, topk_idx, topk_weights, handle, use_logfmt=False, zero_copy=False,
             async_finish=False, return_recv_hook=False, out=None,
             combine_wait_recv_cost_stats=None):
-    _pending(buf)
+    check_no_hook(buf)
     src_info, layout_range, m, hidden, num_experts = _check_handle(buf, handle)
     r, me = buf.group_size, buf.rank
     local = num_experts // r
@@ -333,23 +366,14 @@ def combine(buf, x, topk_idx, topk_weights, handle, use_logfmt=False, zero_copy=
 
     regions = _regions(buf, m, hidden, num_experts)
     source = next_combine_buffer(buf, handle) if zero_copy else np.ascontiguousarray(a)
-    # each received row goes back to its source rank j, at [this rank's expert, token]
-    rows = local * r * m
-    slots = np.full((local, r * m, r), -1, np.int32)
-    begin, count = layout_range >> 32, layout_range & 0xFFFFFFFF
-    for i in range(local):
-        for j in range(r):
-            b, c = int(begin[i, j]), int(count[i, j])
-            slots[i, b:b + c, j] = (me * local + i) * m + src_info[i, b:b + c]
     back = buf.heap.view(regions["back"], (num_experts, m, hidden), out_x.dtype)
-    lib = dispatch_kernels()
-    lib["barrier"](buf._barrier)             # the owners are done with the last combine
-    lib["dispatch_x"](source.reshape(rows, hidden).view(np.uint8), slots.reshape(rows, r),
-                      np.arange(r, dtype=np.int32), np.zeros(r, np.int32),
-                      back.reshape(num_experts * m, hidden).view(np.uint8))
+    dispatch_kernels()["barrier"](buf._barrier)   # the owners are done with the last combine
+    wait = _combine_rows(buf, source, src_info, layout_range, topk, back)
 
     def receive():
         buf._ll_hook = None
+        if wait is not None:
+            wait()                                           # rows from other hosts
         dispatch_kernels()["barrier"](buf._barrier)          # every row has arrived
         combine_kernels("bfloat16")["combine_weighted"](
             topk, weights, back.reshape(num_experts * m, hidden), out_x, m)
@@ -357,6 +381,47 @@ def combine(buf, x, topk_idx, topk_weights, handle, use_logfmt=False, zero_copy=
     event, hook = _finish(buf, "combine", receive, return_recv_hook)
     result = out if out is not None else from_numpy(out_x, as_torch)
     return result, event, hook
+
+
+def _combine_rows(buf, source, src_info, layout_range, topk, back):
+    """Each expert output row back to its token's rank, at [expert, token] of `back`:
+    by the dispatch_x kernel on this host (the ranks as its destination columns), by MPI
+    from other hosts into staging rows that the returned wait scatters into `back`."""
+    r, me = buf.group_size, buf.rank
+    local, rows_per_expert, hidden = source.shape
+    m = back.shape[1]
+    begin, count = layout_range >> 32, layout_range & 0xFFFFFFFF
+    slots = np.full((local, rows_per_expert, r), -1, np.int32)
+    for i in range(local):
+        for j in np.flatnonzero(~_remote(buf, np.arange(r))):
+            b, c = int(begin[i, j]), int(count[i, j])
+            slots[i, b:b + c, j] = (me * local + i) * m + src_info[i, b:b + c]
+    rows = local * rows_per_expert
+    dispatch_kernels()["dispatch_x"](
+        _bytes(source.reshape(rows, hidden)), slots.reshape(rows, r),
+        np.arange(r, dtype=np.int32), np.zeros(r, np.int32),
+        _bytes(back.reshape(-1, hidden)))
+    if buf.group.num_hosts == 1:
+        return None
+    tag0 = 1 << 14
+    sends, recvs, scatter = [], [], []
+    for j in np.flatnonzero(_remote(buf, np.arange(r))):
+        for i in range(local):
+            b, c = int(begin[i, j]), int(count[i, j])
+            sends.append((int(j), tag0 + me * local + i, source[i, b:b + c]))
+    for e in range(back.shape[0]):
+        if _remote(buf, np.array([e // local]))[0]:
+            tokens = np.flatnonzero((topk == e).any(axis=1))
+            staging = np.empty((tokens.size, hidden), back.dtype)
+            recvs.append((e // local, tag0 + e, staging))
+            scatter.append((e, tokens, staging))
+    wait = transport.post(buf.group.comm, sends, recvs)
+
+    def finish() -> None:
+        wait()
+        for e, tokens, staging in scatter:
+            back[e, tokens] = staging
+    return finish
 
 
 def next_combine_buffer(buf, handle) -> np.ndarray:
@@ -369,7 +434,7 @@ def next_combine_buffer(buf, handle) -> np.ndarray:
 
 def clean(buf, m, hidden, num_experts) -> None:
     """Zero this rank's low-latency regions for these sizes (a collective)."""
-    _pending(buf)
+    check_no_hook(buf)
     m, num_experts = _check_sizes(buf, m, num_experts)
     hidden = _int(hidden, "hidden")
     regions = _regions(buf, m, hidden, num_experts)
@@ -378,5 +443,5 @@ def clean(buf, m, hidden, num_experts) -> None:
     dispatch_kernels()["barrier"](buf._barrier)
 
 
-__all__ = ["dispatch", "combine", "next_combine_buffer", "clean", "size_hint", "cast_fp8",
-           "pack_ue8m0"]
+__all__ = ["check_no_hook", "dispatch", "combine", "next_combine_buffer", "clean",
+           "size_hint", "cast_fp8", "pack_ue8m0"]

@@ -18,6 +18,20 @@ def _exchange(comm, sends: list, recvs: list) -> None:
     MPI.Request.Waitall(reqs)
 
 
+def post(comm, sends: list, recvs: list):
+    """Start the transfers [(peer, tag, rows)]; the returned callable waits for them
+    (the send rows are kept alive until then)."""
+    from mpi4py import MPI
+    flat = [(p, t, a.reshape(-1).view(np.uint8)) for p, t, a in recvs + sends]
+    reqs = [comm.Irecv(buf, source=p, tag=t) for p, t, buf in flat[:len(recvs)] if buf.size]
+    reqs += [comm.Isend(buf, dest=p, tag=t) for p, t, buf in flat[len(recvs):] if buf.size]
+
+    def wait() -> None:
+        MPI.Request.Waitall(reqs)
+        flat.clear()
+    return wait
+
+
 def dispatch_across_hosts(group, plan, recv: dict) -> None:
     names = [n for n in ("x", "scales", "topk_idx", "topk_weights") if n in recv]
     sends, recvs = [], []
@@ -49,4 +63,4 @@ def combine_across_hosts(group, plan, x: np.ndarray, w, comb: dict) -> None:
     _exchange(group.comm, sends, recvs)
 
 
-__all__ = ["dispatch_across_hosts", "combine_across_hosts"]
+__all__ = ["post", "dispatch_across_hosts", "combine_across_hosts"]
