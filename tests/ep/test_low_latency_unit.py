@@ -142,3 +142,44 @@ def test_argument_errors_name_the_argument(solo):
     ref = x.astype(np.float64) * np.where(topk >= 0, weights, 0).sum(axis=1)[:, None]
     assert ep.calc_diff(combined.astype(np.float64), ref) < 1e-5
     buf.destroy()
+
+
+def test_no_tokens(solo):
+    buf = one_rank(solo)
+    x = np.zeros((0, 256), BF16)
+    topk = np.zeros((0, 2), np.int64)
+    (q, s), count, handle, _, _ = buf.low_latency_dispatch(x, topk, 8, 4)
+    assert q.shape == (4, 8, 256) and (count == 0).all()
+    combined, _, _ = buf.low_latency_combine(np.zeros((4, 8, 256), BF16), topk,
+                                             np.zeros((0, 2), np.float32), handle)
+    assert combined.shape == (0, 256)
+    buf.destroy()
+
+
+def test_torch_tensors_as_deepep_passes_them(solo):
+    """DeepEP's test spellings on torch CPU tensors: results are torch tensors, the fp8
+    scales column-major, out= written in place, the zero-copy buffer a torch view."""
+    torch = pytest.importorskip("torch")
+    buf = one_rank(solo)
+    x_np, topk_np, weights_np = routing()
+    x = torch.from_numpy(x_np.view(np.int16)).view(torch.bfloat16)
+    topk, weights = torch.from_numpy(topk_np), torch.from_numpy(weights_np)
+    stats = torch.zeros(4, dtype=torch.int)
+    (q, s), count, handle, event, hook = buf.low_latency_dispatch(
+        x, topk, 8, 4, cumulative_local_expert_recv_stats=stats, return_recv_hook=True)
+    hook()
+    assert isinstance(q, torch.Tensor) and q.dtype == torch.float8_e4m3fn
+    assert s.shape == (4, 8, 2) and s.stride() == (16, 1, 8)          # column-major
+    assert torch.equal(stats, count)
+    s = s.contiguous()
+    gemm_x = (q.view(-1, 256).float().view(-1, 2, 128) * s.view(-1, 2, 1)).view(4, 8, 256)
+    gemm_x = gemm_x.to(torch.bfloat16)
+    buf.get_next_low_latency_combine_buffer(handle)[:, :, :] = gemm_x
+    out = torch.empty((6, 256), dtype=torch.bfloat16)
+    combined, event, hook = buf.low_latency_combine(gemm_x, topk, weights, handle,
+                                                    zero_copy=True, out=out)
+    event.current_stream_wait()
+    assert combined is out and hook is None
+    ref = x_np.astype(np.float64) * np.where(topk_np >= 0, weights_np, 0).sum(axis=1)[:, None]
+    assert ep.calc_diff(out.float().numpy(), ref) < 9e-4
+    buf.destroy()
