@@ -11,9 +11,11 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 @pytest.fixture(scope="session")
 def ep_kernels():
-    from tilelang.ops.ep import combine_kernels, dispatch_kernels, layout_kernels
+    from tilelang.ops.ep import (cast_kernels, combine_kernels, dispatch_kernels,
+                                 layout_kernels)
     layout_kernels()
     dispatch_kernels()
+    cast_kernels()
     for dt in ("bfloat16", "float32"):
         combine_kernels(dt)
     import tilelang

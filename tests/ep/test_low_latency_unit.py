@@ -1,6 +1,6 @@
 """The low-latency mode in one process: the weighted-combine kernel against numpy in
 float64 (hypothesis over tokens, top-k, hidden sizes that end inside a block, -1 slots),
-the fp8 cast's round_scale / UE8M0 forms, a one-rank dispatch + combine, and the
+the fp8 cast kernel against numpy bit for bit, its round_scale / UE8M0 forms, a one-rank dispatch + combine, and the
 argument errors, each naming the argument."""
 import ml_dtypes
 import numpy as np
@@ -45,6 +45,29 @@ def test_combine_weighted_is_the_weighted_sum(num_tokens, num_topk, hidden, num_
     bound = np.abs(weights).sum(axis=1)[:, None] * \
         np.abs(back.astype(np.float64)).max() * 2 ** -8 + 1e-6
     assert (np.abs(out.astype(np.float64) - ref) <= bound).all()
+
+
+def reference_cast(x, round_scale):
+    """DeepEP's per-token cast in numpy fp32."""
+    t, hidden = x.shape
+    groups = x.astype(np.float32).reshape(t, hidden // 128, 128)
+    scale = np.maximum(np.abs(groups).max(axis=2), np.float32(1e-4)) / np.float32(448)
+    if round_scale:
+        scale = np.exp2(np.ceil(np.log2(scale)))
+    q = (groups / scale[:, :, None]).reshape(t, hidden)
+    return q.astype(ml_dtypes.float8_e4m3fn), scale.astype(np.float32)
+
+
+@settings(max_examples=12, deadline=None)
+@given(num_tokens=st.integers(1, 7), groups=st.integers(1, 5), round_scale=st.booleans(),
+       magnitude=st.sampled_from([0.0, 1e-6, 1.0, 300.0]), seed=st.integers(0, 2**16))
+def test_fp8_cast_kernel_matches_numpy(num_tokens, groups, round_scale, magnitude, seed):
+    rng = np.random.default_rng(seed)
+    x = (rng.standard_normal((num_tokens, groups * 128)) * magnitude).astype(BF16)
+    q, s = low_latency.cast_fp8(x, round_scale)
+    rq, rs = reference_cast(x, round_scale)
+    assert np.array_equal(s, rs)
+    assert np.array_equal(q.view(np.uint8), rq.view(np.uint8))
 
 
 def test_fp8_cast_forms():

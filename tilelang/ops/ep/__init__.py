@@ -1,6 +1,6 @@
 """The expert-parallel collectives as tile-language kernels (`layout.tl`, `dispatch.tl`,
-`combine.tl` beside this file), compiled once per process and dtype through the disk
-cache. `tilelang.ep.Buffer` sequences them; this module only compiles and hands out."""
+`combine.tl`, `fp8_cast.tl` beside this file), compiled once per process and dtype
+through the disk cache. `tilelang.ep.Buffer` sequences them; this module only compiles and hands out."""
 from __future__ import annotations
 
 import os
@@ -35,8 +35,14 @@ def dispatch_kernels():
     return library("dispatch")
 
 
+def cast_kernels():
+    """fp8_cast.tl: the per-token fp8 cast of the low-latency dispatch."""
+    return library("fp8_cast")
+
+
 def combine_kernels(x_dtype: str = "bfloat16"):
     return library("combine", x_dtype=x_dtype)
 
 
-__all__ = ["library", "layout_kernels", "dispatch_kernels", "combine_kernels"]
+__all__ = ["library", "layout_kernels", "dispatch_kernels", "cast_kernels",
+           "combine_kernels"]
