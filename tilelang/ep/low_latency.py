@@ -389,9 +389,10 @@ def _combine_rows(buf, source, src_info, layout_range, topk, back):
     local, rows_per_expert, hidden = source.shape
     m = back.shape[1]
     begin, count = layout_range >> 32, layout_range & 0xFFFFFFFF
+    remote = _remote(buf, np.arange(r))
     slots = np.full((local, rows_per_expert, r), -1, np.int32)
     for i in range(local):
-        for j in np.flatnonzero(~_remote(buf, np.arange(r))):
+        for j in np.flatnonzero(~remote):
             b, c = int(begin[i, j]), int(count[i, j])
             slots[i, b:b + c, j] = (me * local + i) * m + src_info[i, b:b + c]
     rows = local * rows_per_expert
@@ -403,12 +404,12 @@ def _combine_rows(buf, source, src_info, layout_range, topk, back):
         return None
     tag0 = 1 << 14
     sends, recvs, scatter = [], [], []
-    for j in np.flatnonzero(_remote(buf, np.arange(r))):
+    for j in np.flatnonzero(remote):
         for i in range(local):
             b, c = int(begin[i, j]), int(count[i, j])
             sends.append((int(j), tag0 + me * local + i, source[i, b:b + c]))
     for e in range(back.shape[0]):
-        if _remote(buf, np.array([e // local]))[0]:
+        if remote[e // local]:
             tokens = np.flatnonzero((topk == e).any(axis=1))
             staging = np.empty((tokens.size, hidden), back.dtype)
             recvs.append((e // local, tag0 + e, staging))
