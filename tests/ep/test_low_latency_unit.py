@@ -206,3 +206,31 @@ def test_torch_tensors_as_deepep_passes_them(solo):
     ref = x_np.astype(np.float64) * np.where(topk_np >= 0, weights_np, 0).sum(axis=1)[:, None]
     assert ep.calc_diff(out.float().numpy(), ref) < 9e-4
     buf.destroy()
+
+
+def test_modes_take_turns_on_one_buffer(solo):
+    """A normal dispatch + combine, a low-latency pair, then normal again: each call
+    lays out its own regions of the heap, so both modes stay right."""
+    x, topk, weights = routing()
+    buf = ep.Buffer(solo, ep.Buffer.get_buffer_size_hint(8, 256, 1, 2),
+                    ep.Buffer.get_low_latency_rdma_size_hint(8, 256, 1, 4))
+
+    def normal():
+        per_rank, _, per_expert, in_rank, _ = buf.get_dispatch_layout(topk, 4)
+        recv_x, _, recv_w, _, handle, _ = buf.dispatch(
+            x, num_tokens_per_rank=per_rank, is_token_in_rank=in_rank,
+            num_tokens_per_expert=per_expert, topk_idx=topk, topk_weights=weights)
+        combined, _, _ = buf.combine(recv_x, handle)
+        assert np.array_equal(combined.view(np.uint16), x.view(np.uint16))
+
+    def low_latency():
+        recv_x, _, handle, _, _ = buf.low_latency_dispatch(x, topk, 8, 4, use_fp8=False)
+        combined, _, _ = buf.low_latency_combine(recv_x, topk, weights, handle)
+        ref = x.astype(np.float64) * np.where(topk >= 0, weights, 0).sum(axis=1)[:, None]
+        assert ep.calc_diff(combined.astype(np.float64), ref) < 1e-5
+
+    normal()
+    low_latency()
+    normal()
+    low_latency()
+    buf.destroy()
