@@ -163,7 +163,25 @@ def main():
     except RuntimeError as e:
         assert "hook" in str(e)
     hook()
+
+    # ranks that disagree on the sizes, or one rank's bad expert id, fail every rank
+    # before any data moves; the Buffer goes on working
+    for args, words in (((x, topk_idx, num_tokens + rank, num_experts),
+                         "different num_max_dispatch_tokens_per_rank"),
+                        ((x, np.where(np.arange(num_tokens)[:, None] == rank * 0 + 3,
+                                      num_experts if rank == 0 else topk_idx, topk_idx),
+                          num_tokens, num_experts), "topk_idx of rank 0 holds")):
+        try:
+            buffer.low_latency_dispatch(*args)
+            raise AssertionError(f"no error: {words}")
+        except ep.RoutingError as e:
+            assert words in str(e), str(e)
+    recv_x, count, handle, _, _ = buffer.low_latency_dispatch(x, topk_idx, num_tokens,
+                                                              num_experts, use_fp8=False)
+    assert int(count.sum()) == int(sum((all_topk_idx == rank * local + i).sum()
+                                       for i in range(local)))
     buffer.clean_low_latency_buffer(num_tokens, hidden, num_experts)
+    assert not recv_x.astype(np.float32).any()              # clean zeroes the rows
     buffer.destroy()
     print(f"RANK {rank} OK on {group.num_hosts} host(s)", flush=True)
 

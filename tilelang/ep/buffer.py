@@ -232,7 +232,13 @@ class Buffer:
         row[_HEAD:_HEAD + self.group_size] = per_rank
         row[_HEAD + self.group_size:] = per_expert
         meta = self._notify(row)                            # also the start barrier
-        self._check_status(meta, per_expert.size)
+        try:
+            self._check_status(meta, per_expert.size)
+        except RoutingError:
+            # every rank raises; none may put its next counts into a peer that has not
+            # read these yet
+            dispatch_kernels()["barrier"](self._barrier)
+            raise
         counts = meta[:, _HEAD:_HEAD + self.group_size].astype(np.int64)
         plan = Plan(counts, self.rank, tuple(self.group.hosts))
         slots = np.empty(in_rank.shape, np.int32)

@@ -196,10 +196,16 @@ def dispatch(buf, x, topk_idx, num_max_dispatch_tokens_per_rank, num_experts,
     row = np.array([int(bad.sum()), m, hidden, num_experts, bool(use_fp8),
                     bool(round_scale), bool(use_ue8m0), *hit.sum(axis=0)], np.int32)
     meta = buf._notify(row)                                 # ends in a barrier
-    _check_agreement(buf, meta, row)
+    try:
+        _check_agreement(buf, meta, row)
+        regions = _regions(buf, m, hidden, num_experts)
+    except (RoutingError, BufferTooSmallError):
+        # every rank raises; none may put its next counts into a peer that has not
+        # read these yet
+        dispatch_kernels()["barrier"](buf._barrier)
+        raise
     counts = meta[:, len(_HEAD):].astype(np.int64)          # [source rank, expert]
 
-    regions = _regions(buf, m, hidden, num_experts)
     rows = local * r * m
     xs = cast_fp8(a, round_scale) if use_fp8 else (a, None)
     recv_x = buf.heap.view(regions["recv_x"], (rows, hidden), xs[0].dtype)
