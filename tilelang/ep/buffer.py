@@ -9,6 +9,9 @@ hosts), one plan computed identically on every rank (plan.py), `send_slots`, the
 dispatch kernels writing each token straight into its receivers' heaps (MPI carries
 rows between hosts), a barrier, and `localize_topk` on the received rows. `recv_x` is a
 view of the heap, valid until the next dispatch (`copy=True` for a copy).
+
+DeepEP's low-latency mode (`low_latency_dispatch`, `low_latency_combine`, ...) lives in
+low_latency.py; the methods here only hand over to it.
 """
 from __future__ import annotations
 
