@@ -151,6 +151,19 @@ def _ceildiv(b, name, tree, span):
     return Call("ceildiv", (x, y), x.dtype, span=span)
 
 
+def _align_up(b, name, tree, span):
+    """`T.align_up(a, b)`: `a` rounded up to a multiple of `b` (ceildiv(a, b) * b)."""
+    args = bind(Sig("T.align_up", (("a", REQUIRED), ("b", REQUIRED))), tree, b.spans)
+    a, c = b.eval(args["a"]), b.eval(args["b"])
+    if isinstance(a, Lit) and isinstance(c, Lit) and a.kind == c.kind == "int" and c.value:
+        return Lit(-(-a.value // c.value) * c.value, span)
+    x, y = unify(a, c, span)
+    if not dtypes.is_int(x.dtype):
+        raise fail(CT.NOT_INTEGER, f"T.align_up needs integers, found {x.dtype}", span,
+                   x.dtype)
+    return b.binop("*", Call("ceildiv", (x, y), x.dtype, span=span), y, span, span)
+
+
 def _minmax(b, name, tree, span):
     label = f"T.{name}" if getattr(tree.children[0], "data", "") == "getattr" else name
     args = bind(Sig(label, (("a", REQUIRED), ("b", REQUIRED))), tree, b.spans)
@@ -211,7 +224,7 @@ def _kernel_value(b, name, tree, span):
 
 
 _HANDLERS = {n: _float_math for n in FLOAT_MATH}
-_HANDLERS.update(abs=_abs, ceildiv=_ceildiv, max=_minmax, min=_minmax, floordiv=_floor_op,
+_HANDLERS.update(abs=_abs, ceildiv=_ceildiv, align_up=_align_up, max=_minmax, min=_minmax, floordiv=_floor_op,
                  floormod=_floor_op,
                  if_then_else=_if_then_else, infinity=_infinity, cast=_cast,
                  dynamic=_declaration, symbolic=_declaration, Tensor=_declaration,

@@ -16,6 +16,7 @@ def _truncdiv(a, b):
 
 _FUNCS = {
     "ceildiv": _ceildiv,
+    "align_up": lambda a, b: _ceildiv(a, b) * b,
     "floordiv": lambda a, b: a // b,
     "floormod": lambda a, b: a % b,
     "truncdiv": _truncdiv,

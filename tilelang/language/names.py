@@ -16,13 +16,13 @@ DTYPE_ALIASES = {"float": "float32", "int": "int32", "uint": "uint32", "half": "
 # T.<name>(...) in expressions -> value
 EXPR_FUNCS = ("exp", "exp2", "log", "log2", "sqrt", "rsqrt", "tanh", "sigmoid", "abs",
               "floor", "ceil", "erf", "sin", "cos", "tan", "pow", "round", "trunc",
-              "ceildiv", "floordiv", "floormod", "truncdiv", "truncmod", "max", "min",
-              "clamp", "if_then_else", "infinity", "cast", "Cast", "bitwise_and",
+              "ceildiv", "align_up", "floordiv", "floormod", "truncdiv", "truncmod", "max",
+              "min", "clamp", "if_then_else", "infinity", "cast", "Cast", "bitwise_and",
               "bitwise_or", "bitwise_xor", "bitwise_not", "shift_left", "shift_right",
               "get_rank", "get_num_ranks", "address_of", "reinterpret", "Select",
               "get_block_binding")
 # helpers that also compute on plain Python numbers (host code calls T.ceildiv(N, 128))
-HOST_FUNCS = ("ceildiv", "floordiv", "floormod", "truncdiv", "truncmod", "max", "min",
+HOST_FUNCS = ("ceildiv", "align_up", "floordiv", "floormod", "truncdiv", "truncmod", "max", "min",
               "abs", "clamp")
 # multi-rank statements, spelled as TileScale spells them (docs/multirank.md)
 RANK_OPS = ("put_block", "get_block", "put_warp", "get_warp", "st", "signal_op",
@@ -42,7 +42,7 @@ LOOP_ITERS = ("Parallel", "parallel", "Pipelined", "serial", "Serial", "unroll",
 # (T.use_swizzle sets tcsim's block raster; the others change nothing here)
 HINTS = ("use_swizzle", "annotate_layout", "annotate_padding", "annotate_l2_hit_ratio",
          "annotate_compile_flags", "annotate_pass_configs", "no_set_max_nreg",
-         "set_max_nreg", "disable_warp_group_reg_alloc", "sync_threads")
+         "set_max_nreg", "disable_warp_group_reg_alloc", "sync_threads", "func_attr")
 # objects that only appear inside hints (T.annotate_layout({A: T.Layout(...)}))
 HINT_VALUES = ("Layout", "Fragment", "GemmWarpPolicy")
 # thread-level programming: out of scope (a diagnostic says what to write instead)

@@ -261,6 +261,9 @@ class StmtLowering:
 
     def fill(self, s: Fill) -> None:
         em = self.em
+        if s.dst.buffer.name not in self.local:
+            self.fill_global(s)
+            return
         view = self._view(s.dst, "T.fill")
         value = self.scalar.operand(s.value)
         if isinstance(value, Imm) and value.value == 0 and view[0] in self.accumulators:
@@ -273,6 +276,19 @@ class StmtLowering:
                      shape=self._shape(target))
         if target != view:
             self.move(view, target)
+
+    def fill_global(self, s: Fill) -> None:
+        """A global region filled (`T.fill(A, T.infinity(dtype))`): through a tile of the
+        region's extents, filled on the vector unit and stored."""
+        if not all(isinstance(e, int) or isinstance(e, Const) for e in s.dst.extents):
+            raise unsupported(s.dst, "T.fill of a global region of computed extents")
+        shape = [int(getattr(e, "value", e)) for e in s.dst.extents]
+        shape = [e for e in shape if e != 1] or [1]
+        name = f"__gf{len(self.em.buffers)}"
+        self.em.declare(name, self.plan.fragment, s.dst.buffer.dtype, shape)
+        self.em.engine_op("VEC", "VEC.MOV", (self.em.tile(name), self.scalar.operand(s.value)),
+                          writes=(name,), shape=tuple(shape))
+        self.store((name, None), s.dst)
 
     def reduce(self, s: Reduce) -> None:
         em = self.em
