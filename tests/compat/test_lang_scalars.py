@@ -94,3 +94,18 @@ def test_fill_of_a_global_sub_region(target):
     want[3:9, 2:6] = -1.5
     fill_part(12, 3, 9)(a)
     close(a, want)
+
+
+@T.prim_func
+def negative_index(A: T.Buffer((16,), T.float32), B: T.Buffer((16,), T.float32)):
+    T.func_attr({"tir.noalias": True})
+    with T.Kernel(1):
+        B[0] = A[T.int32(-1)]
+        B[1] = A[-2]
+        B[-1] = A[3]
+
+
+def test_constant_negative_index_counts_from_the_end(target):
+    a, b = randn(16), np.zeros(16, np.float32)
+    tilelang.compile(negative_index)(a, b)
+    assert (b[0], b[1], b[15]) == (a[15], a[14], a[3])

@@ -220,6 +220,7 @@ def build_eager(pyfunc, constants: dict, consts: dict | None, signature_only: bo
             for n in names:
                 if n in constants:
                     b.scope.bind(n, python_value(constants[n], loader.macro), "const")
+            _annotated_parameters(b, params_tree, constants)
             stmts = [t for t in body.children if isinstance(t, Tree)]
             returned, stmts = _split_return(b, stmts)
             if signature_only:
@@ -233,6 +234,16 @@ def build_eager(pyfunc, constants: dict, consts: dict | None, signature_only: bo
             return Module((prim,), span=prim.span), sig
     except Fail as err:
         raise TileLangError(err.diag, loader.sources) from None
+
+
+def _annotated_parameters(b, params_tree, constants) -> None:
+    """`def f(A: T.Tensor((M, K), dtype), ...)`: a tensor annotated in the signature is
+    declared as one annotated in the body is."""
+    for p in (params_tree.children if params_tree else []):
+        name, ann = str(p.children[0]), p.children[1] if len(p.children) > 1 else None
+        if ann is None or name in constants or _tensor_annotation(b, ann)[0] is None:
+            continue
+        b.eager.annotate(b, name, b.spans.of(p.children[0]), ann, b.spans.of(p))
 
 
 def _split_return(b, stmts):

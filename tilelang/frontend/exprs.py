@@ -277,7 +277,8 @@ class ExprMixin(ExprExtMixin):
                        f"ind{'ices were' if len(idx_trees) != 1 else 'ex was'} given", span,
                        f"{len(idx_trees)} indices", help=f"shape of {buf.name}: "
                        f"{_shape_text(buf)}")
-        return tuple(self.eval_int(t, "an integer index") for t in idx_trees)
+        return tuple(_from_end(self.eval_int(t, "an integer index"), dim)
+                     for t, dim in zip(idx_trees, buf.shape))
 
     def _e_call(self, tree):
         from .intrinsics import call_value
@@ -291,6 +292,14 @@ _PREC = {"or": 1, "and": 2, "|": 5, "^": 6, "&": 7, "<<": 8, ">>": 8, "+": 9, "-
          "*": 10, "/": 10, "//": 10, "%": 10}
 _NOT_PREC, _CMP_PREC = 3, 4
 _CMP_TOKENS = ("COMP_OP", "IN", "NOT_IN", "IS", "IS_NOT")
+
+
+def _from_end(index: Expr, dim) -> Expr:
+    """A constant negative index counts from the end of its dimension, as in Python and
+    TileLang (`A[-1]` is the last element); any other index is taken as written."""
+    if isinstance(index, Const) and index.value < 0 and isinstance(dim, Const):
+        return Const(index.value + dim.value, index.dtype, span=index.span)
+    return index
 
 
 def _op_text(tok) -> str:

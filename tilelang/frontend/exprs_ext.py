@@ -32,6 +32,8 @@ def truth(value, python_only: bool = False):
         return False
     if isinstance(value, Tup):
         return bool(value.items)
+    if isinstance(value, BufRef) and value.buffer.scope == "var":
+        return None                     # a T.alloc_var scalar: its value, at run time
     if isinstance(value, (DType, TRef, BufRef)):
         return True
     if isinstance(value, Str):

@@ -18,7 +18,7 @@ from ..language.names import THREAD_LEVEL as THREAD_NAMES
 from .callargs import Sig, REQUIRED, bind
 from .errors import fail
 from .exprs_ext import BIT_OPS
-from .values import DType, Lit, as_expr, unify, kind_of, lit_to, materialize
+from .values import DType, Lit, NoneVal, as_expr, unify, kind_of, lit_to, materialize
 
 _BIT_FUNCS = {v: k for k, v in BIT_OPS.items()}
 
@@ -45,10 +45,17 @@ def _cast_dtype_first(b, name, tree, span):
 
 
 def _clamp(b, name, tree, span):
-    args = bind(Sig("T.clamp", (("x", REQUIRED), ("lo", REQUIRED), ("hi", REQUIRED))), tree,
-                b.spans)
-    x, lo, hi = (b.eval(args[k]) for k in ("x", "lo", "hi"))
-    return _minmax("min", _minmax("max", x, lo, span), hi, span)
+    """`T.clamp(x, min_val, max_val)` (TileLang's keywords); a bound given as None is
+    no bound."""
+    args = bind(Sig("T.clamp", (("x", REQUIRED), ("min_val", None), ("max_val", None))),
+                tree, b.spans)
+    x, lo, hi = (None if args[k] is None else b.eval(args[k])
+                 for k in ("x", "min_val", "max_val"))
+    if lo is not None and not isinstance(lo, NoneVal):
+        x = _minmax("max", x, lo, span)
+    if hi is not None and not isinstance(hi, NoneVal):
+        x = _minmax("min", x, hi, span)
+    return as_expr(x)
 
 
 def _minmax(op, a, b, span):

@@ -9,11 +9,12 @@ it writes B and nothing else; B is block-local; it reads global buffers only (at
 one); no earlier statement of the body mentions B (its allocation included) and no later
 one writes B; B is not used
 outside the loop; and no statement of the loop writes what the producer reads (else a load
-issued ahead would miss that write).
+issued ahead would miss that write) — its offsets included, through the body's lets
+(`offset = idx[0]; T.copy(A[offset], B)` with `idx` written in the loop is no producer).
 """
 from __future__ import annotations
 
-from .nodes import Buffer, Seq, Stmt
+from .nodes import Buffer, Let, Load, Seq, Stmt
 from .visitor import walk
 
 
@@ -38,8 +39,25 @@ def stage_producers(body: Stmt, is_local, used_outside) -> dict[str, int]:
         if any(name in _mentioned(s) for s in stmts[:i]) \
                 or any(name in e.writes() for e in effects[i + 1:]):
             continue
+        if _offsets_read(stmts[i], stmts[:i]) & loop_writes:
+            continue
         found[name] = i
     return found
+
+
+def _offsets_read(stmt: Stmt, before) -> set[str]:
+    """Buffers `stmt` loads from in its expressions (offsets), following the lets among
+    the statements `before` it."""
+    lets = {s.var: s.value for s in before if isinstance(s, Let)}
+    seen, todo, names = set(), [stmt], set()
+    while todo:
+        for n in walk(todo.pop()):
+            if isinstance(n, Load):
+                names.add(n.buffer.name)
+            elif n in lets and id(n) not in seen:
+                seen.add(id(n))
+                todo.append(lets[n])
+    return names
 
 
 def _mentioned(stmt: Stmt) -> frozenset[str]:

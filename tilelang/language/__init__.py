@@ -76,10 +76,19 @@ class TensorType:
         return f"T.Tensor({self.shape!r}, {self.dtype!r})"
 
 
-def Tensor(shape, dtype="float32") -> TensorType:
-    return TensorType(shape, dtype)
+class _TensorSpelling:
+    """`T.Tensor(shape, dtype)` and TileLang's `T.Tensor[shape, dtype]`, both evaluated
+    by Python where they annotate a `@T.prim_func`'s parameter."""
+
+    def __call__(self, shape, dtype="float32") -> TensorType:
+        return TensorType(shape, dtype)
+
+    def __getitem__(self, item) -> TensorType:
+        shape, dtype = item if isinstance(item, tuple) and len(item) == 2 else (item, "float32")
+        return TensorType(shape, dtype)
 
 
+Tensor = _TensorSpelling()
 Buffer = Tensor
 
 
