@@ -235,6 +235,11 @@ class JITFactory:
             return self.eager.compile(args, kwargs)
         return self(*args, **kwargs)
 
+    def get_kernel_source(self, *args, **kwargs) -> str:
+        """The generated code of the kernel for these parameters (none for a function
+        that takes none, as TileLang's `f.get_kernel_source()`)."""
+        return self.compile(*args, **kwargs).get_kernel_source()
+
     def make_kernel(self, **kwargs) -> KernelFunction:
         """A compiled KernelFunction with this decorator's options (`verbose` reports the
         compile, `debug_root_path` receives the kernel's IR)."""

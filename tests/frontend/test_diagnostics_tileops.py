@@ -111,8 +111,9 @@ def test_tl0313_bad_with():
 
 
 def test_tl0314_copy_needs_an_extent():
-    src = kernel_source("T.copy(A[0, 0], B[0, 0])")
-    check_at(src, "TL0314", "both sides are start corners", L, "B[0, 0]")
+    # (two start corners are one element, as in TileLang: T.copy(A[0, 0], B[0, 0]))
+    src = kernel_source("T.copy(A[0:x, 0], B[0:x, 0])")
+    check_at(src, "TL0314", "both sides are start corners", L, "B[0:x, 0]")
 
 
 def test_tl0315_global_alloc_in_kernel():

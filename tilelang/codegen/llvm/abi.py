@@ -264,7 +264,7 @@ def _emit_c_entry(module, func, prologue, entries) -> ir.Function:
     # the workspace sizes may use scalars, symbols and prologue values: bind them
     _bind_all(em, func, [s for s in prologue if isinstance(s, Let)],
               [_c_param_value(b, v, p) for p, v in zip(func.params, params)] + list(syms)
-              + [fn.args[-1]] * ranked)
+              + ([fn.args[-1]] if ranked else []))
     ptrs = _alloc_workspaces(em, prologue, ws, put, len(func.params) + len(func.symbols))
     for blocks, num_blocks in entries:
         n = b.call(num_blocks, [args])

@@ -328,6 +328,11 @@ class StmtLowering:
             self.steered -= steered
 
     def _loop(self, s: For) -> None:
+        if s.kind in ("parallel", "vectorized") and not isinstance(s.extent, Const):
+            # `T.Parallel(n)` of a run-time n: no tile shape; its iterations are
+            # independent, so one after the other on the scalar unit is the same result
+            self.serial(s, s.body)
+            return
         if s.kind in ("parallel", "vectorized"):
             from .vec import lower_parallel
             lower_parallel(self, s)
