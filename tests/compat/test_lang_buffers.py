@@ -40,7 +40,8 @@ def test_fill_cast_zero(target):
             T.fill(smem, T.cast(0, T.float32))
             T.copy(smem, out)
     out = np.ones(128, np.float32)
-    tilelang.compile(main)(out); assert (out == 0).all()
+    tilelang.compile(main)(out)
+    assert (out == 0).all()
 
 @pytest.mark.parametrize("value", [-7, -128, -1, 5])
 def test_fill_int8_negative(target, value):
@@ -78,13 +79,16 @@ def parallel_elementwise_dynamic(max_len=512, threads=256, dtype=T.float32):
     return main
 
 def test_parallel_static(target):
-    a = randn(256); close(parallel_elementwise_static(256)(a), a + 1)
+    a = randn(256)
+    close(parallel_elementwise_static(256)(a), a + 1)
 
 @pytest.mark.parametrize("valid_len", [0, 13, 200, 600])
 def test_parallel_dynamic(target, valid_len):
     a = randn(512)
     out = parallel_elementwise_dynamic(max_len=512, threads=256)(a, valid_len)
-    ref = np.zeros_like(a); c = min(valid_len, 512); ref[:c] = a[:c] - 1
+    ref = np.zeros_like(a)
+    c = min(valid_len, 512)
+    ref[:c] = a[:c] - 1
     close(out, ref)
 
 @tilelang.jit

@@ -188,9 +188,6 @@ def _resolve(spec: RegionSpec, other: tuple, other_span: Span) -> tuple:
 
 def pair(src: RegionSpec, dst: RegionSpec, op: str) -> tuple[Region, Region]:
     """Resolve the extents of two regions that must agree (T.copy, tile atomics)."""
-    if op == "T.copy" and src.extents is None and dst.extents is None:
-        # two elements (`T.copy(A[i], B[i])`): TileLang copies the one element
-        return (src.region((1,) * len(src.starts)), dst.region((1,) * len(dst.starts)))
     if not src.known and not dst.known:
         raise fail(C3.COPY_NO_EXTENT, f"{op} cannot infer the size of the region: both "
                    "sides are start corners, dynamic slices or buffers of dynamic shape",

@@ -7,7 +7,7 @@ from lark import Tree
 from .. import dtypes
 from ..diagnostics import codes_tileops as C3, codes_types as CT
 from ..ir.nodes import (Const, Buffer, Alloc, Copy, Gemm, Fill, Reduce, Atomic, TileAtomic,
-                        Prefetch, Region, Store, EVICTION_POLICIES)
+                        Load, Prefetch, Region, Store, EVICTION_POLICIES)
 from .callargs import Sig, REQUIRED, bind
 from .errors import fail
 from .intrinsics import dtype_of
@@ -66,6 +66,12 @@ class TileOpMixin:
                     tree, self.spans)      # TileLang's: the hints are keyword-only
         src = region_arg(self, args["src"], "the source of T.copy", dynamic=True)
         dst = region_arg(self, args["dst"], "the destination of T.copy", dynamic=True)
+        if src.extents is None and dst.extents is None and \
+                len(src.starts) == src.buffer.ndim and len(dst.starts) == dst.buffer.ndim:
+            # two elements (`T.copy(A[i], B[i])`): TileLang stores the one element
+            value = Load(src.buffer, tuple(src.starts), src.buffer.dtype, span=src.span)
+            return Store(dst.buffer, tuple(dst.starts), self.value_for(dst.buffer, value),
+                         span=span)
         s, d = pair(src, dst, "T.copy")
         policy = self.eviction_policy(args["eviction_policy"], "T.copy")
         return Copy(s, d, eviction_policy=policy or "evict_normal", span=span)
