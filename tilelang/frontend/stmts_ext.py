@@ -19,8 +19,8 @@ from ..ir.nodes import Alloc, Buffer, Cast, Const, While
 from .callargs import Sig, REQUIRED, bind
 from .errors import fail
 from .exprs_ext import truth
-from .values import (Lit, Str, Tup, TRef, BufData, as_expr, const_int, describe,
-                     span_of)
+from .values import (Lit, Str, Tup, TRef, BufData, BufRef, NoneVal, as_expr, const_int,
+                     describe, span_of)
 
 
 class StmtExtMixin:
@@ -42,6 +42,8 @@ class StmtExtMixin:
                 and isinstance(target, Tree) and target.data == "name"):
             return None
         callee = self.eval(value_tree.children[0])
+        if isinstance(callee, TRef) and callee.name in ("reshape", "view"):
+            return self.reshape_view(callee.name, target, value_tree, span)
         if not (isinstance(callee, TRef) and callee.name in ("Tensor", "Buffer")):
             return None
         args = bind(Sig(f"T.{callee.name}", (("shape", REQUIRED), ("dtype", "float32"),
@@ -68,6 +70,42 @@ class StmtExtMixin:
         buf = Buffer(self.fresh(name), shape, dtype, "global", span=tspan)
         self.scope.bind(name, buf, "alloc")
         return [Alloc(buf, source=src, pe=pe, span=span)]
+
+    def reshape_view(self, name, target, tree, span):
+        """`V = T.reshape(X, shape)` / `V = T.view(X, shape)` of a global tensor X: V sees
+        X's memory with another shape of as many elements (a view of X.data)."""
+        sig = (("src", REQUIRED), ("shape", REQUIRED)) + ((("dtype", None),)
+                                                           if name == "view" else ())
+        args = bind(Sig(f"T.{name}", sig), tree, self.spans)
+        src = self.eval(args["src"])
+        if not isinstance(src, BufRef):
+            raise fail(CT.BAD_PARAM_TYPE, f"T.{name} takes a buffer, found {describe(src)}",
+                       span_of(src), "not a buffer")
+        src = src.buffer
+        if args.get("dtype") is not None:
+            from .intrinsics import dtype_of
+            value = self.eval(args["dtype"])
+            if not isinstance(value, NoneVal) and dtype_of(value) != src.dtype:
+                raise fail(CT.BAD_PARAM_TYPE, f"T.view of `{src.name}` as {dtype_of(value)}: "
+                           "a view keeps the dtype of its buffer here",
+                           self.spans.of(args["dtype"]), "another dtype",
+                           help="convert the values instead (T.cast in a T.Parallel loop)")
+        if src.scope != "global":
+            raise fail(CT.BAD_PARAM_TYPE, f"T.{name} of `{src.name}`, a {src.scope} buffer: "
+                       "only global tensors are reshaped here", self.spans.of(args["src"]),
+                       f"{src.scope} buffer", help="copy the tile with T.Parallel indices "
+                       "(`B[i // M, i % M] = A[i]`), or reshape the global tensor")
+        shape = self._view_shape(self.eval(args["shape"]))
+        if _count(shape) is not None and _count(src.shape) is not None and \
+                _count(shape) != _count(src.shape):
+            raise fail(CT.BAD_SHAPE_ENTRY, f"T.{name} of `{src.name}` ({_count(src.shape)} "
+                       f"elements) to a shape of {_count(shape)} elements",
+                       self.spans.of(args["shape"]), "another number of elements")
+        vname, tspan = str(target.children[0]), self.spans.of(target)
+        self._check_new_buffer(vname, tspan)
+        buf = Buffer(self.fresh(vname), shape, src.dtype, "global", span=tspan)
+        self.scope.bind(vname, buf, "alloc")
+        return [Alloc(buf, source=src, span=span)]
 
     def _view_rank(self, tree):
         """`pe=r` of a view: the rank whose copy of the tensor it sees (a peer view)."""
@@ -249,3 +287,13 @@ def _suite_stmts(suite) -> list:
 
 
 __all__ = ["StmtExtMixin"]
+
+
+def _count(shape):
+    """The number of elements of a constant shape (None if a dimension is symbolic)."""
+    n = 1
+    for d in shape:
+        if not isinstance(d, Const):
+            return None
+        n *= int(d.value)
+    return n

@@ -62,7 +62,7 @@ TIR_NAMES = ("const", "reinterpret", "Cast", "Select", "if_then_else", "max", "m
 EAGER = ("const", "empty")
 # structure and declarations
 STRUCTURE = ("Kernel", "prim_func", "macro", "Tensor", "Buffer", "dynamic", "symbolic",
-             "dtype")
+             "dtype", "reshape", "view")
 
 ALL_NAMES = (DTYPE_NAMES + tuple(DTYPE_ALIASES) + EXPR_FUNCS + TILE_OPS + ALLOCS + LOOP_ITERS
              + STRUCTURE + HINTS + HINT_VALUES + THREAD_LEVEL + EAGER)
