@@ -143,7 +143,7 @@ def _compiled_only(name: str):
 
 
 for _name in (EXPR_FUNCS + TILE_OPS + ALLOCS + LOOP_ITERS + HINTS + HINT_VALUES
-              + THREAD_LEVEL + EAGER + ("Kernel",)):
+              + THREAD_LEVEL + EAGER + ("Kernel", "reshape", "view")):
     globals()[_name] = _compiled_only(_name)
 for _name in HOST_FUNCS:
     globals()[_name] = _host.numeric(_name, globals()[_name])
