@@ -123,6 +123,23 @@ class TileOpExtMixin:
             step *= 2
         return out
 
+    # ------------------------------------------------------------------ transpose
+    def _op_transpose(self, tree, span):
+        """`T.transpose(src, dst)`: dst[i, j] = src[j, i] for 2-d buffers of transposed
+        shapes, as a T.Parallel nest (each target lowers it as any other nest)."""
+        args = bind(Sig("T.transpose", (("src", REQUIRED), ("dst", REQUIRED))), tree,
+                    self.spans)
+        src = self._buffer_arg(args["src"], "T.transpose", "src")
+        dst = self._buffer_arg(args["dst"], "T.transpose", "dst")
+        rows, cols = ([const_int(d) for d in b.shape] for b in (src, dst))
+        if len(rows) != 2 or None in rows + cols or rows != cols[::-1]:
+            raise fail(C3.BAD_FUNCTION, f"T.transpose needs two 2-d buffers of transposed "
+                       f"constant shapes; `{src.name}` is {_shape(src)} and `{dst.name}` "
+                       f"is {_shape(dst)}", span, "shapes do not transpose")
+        template = f"for __i, __j in T.Parallel({cols[0]}, {cols[1]}):\n" \
+                   "    __dst[__i, __j] = __src[__j, __i]"
+        return self.expand(template, {"__src": BufRef(src), "__dst": BufRef(dst)}, span)
+
     # ------------------------------------------------------------------ print
     def _op_print(self, tree, span):
         for arg in (tree.children[1].children if tree.children[1] is not None else ()):
@@ -142,6 +159,10 @@ class TileOpExtMixin:
         if isinstance(arg, int):
             return arg
         return self.const_arg(arg, what)
+
+
+def _shape(b) -> str:
+    return "(" + ", ".join(str(getattr(d, "value", d)) for d in b.shape) + ")"
 
 
 def _dim(d):
