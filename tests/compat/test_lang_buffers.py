@@ -9,6 +9,8 @@ import tilelang
 import tilelang.language as T
 
 from .helpers import close, randn
+
+
 def matmul_clear(M, N, K, block_M, block_N, block_K, dtype=T.float16, accum_dtype=T.float32):
     @T.prim_func
     def main(A: T.Tensor((M, K), dtype), B: T.Tensor((N, K), dtype), C: T.Tensor((M, N), dtype)):
@@ -25,10 +27,12 @@ def matmul_clear(M, N, K, block_M, block_N, block_K, dtype=T.float16, accum_dtyp
             T.copy(C_local, C[by * block_M, bx * block_N])
     return main
 
+
 def test_clear_of_a_shared_operand_zeroes_the_product(target):
     k = tilelang.compile(matmul_clear(64, 64, 64, 32, 32, 16), out_idx=[2])
     c = k(randn(64, 64).astype(np.float16), randn(64, 64).astype(np.float16))
     assert (np.asarray(c, np.float32) == 0).all()
+
 
 def test_fill_cast_zero(target):
     @T.prim_func
@@ -42,6 +46,7 @@ def test_fill_cast_zero(target):
     out = np.ones(128, np.float32)
     tilelang.compile(main)(out)
     assert (out == 0).all()
+
 
 @pytest.mark.parametrize("value", [-7, -128, -1, 5])
 def test_fill_int8_negative(target, value):
@@ -57,6 +62,7 @@ def test_fill_int8_negative(target, value):
     out = tilelang.compile(program(value), out_idx=[0])()
     assert (out == value).all()
 
+
 @tilelang.jit(out_idx=[1])
 def parallel_elementwise_static(length=256, dtype=T.float32):
     @T.prim_func
@@ -65,6 +71,7 @@ def parallel_elementwise_static(length=256, dtype=T.float32):
             for i in T.Parallel(length):
                 B[i] = A[i] + 1.0
     return main
+
 
 @tilelang.jit(out_idx=[1])
 def parallel_elementwise_dynamic(max_len=512, threads=256, dtype=T.float32):
@@ -78,9 +85,11 @@ def parallel_elementwise_dynamic(max_len=512, threads=256, dtype=T.float32):
                 B[i] = A[i] - 1.0
     return main
 
+
 def test_parallel_static(target):
     a = randn(256)
     close(parallel_elementwise_static(256)(a), a + 1)
+
 
 @pytest.mark.parametrize("valid_len", [0, 13, 200, 600])
 def test_parallel_dynamic(target, valid_len):
@@ -91,6 +100,7 @@ def test_parallel_dynamic(target, valid_len):
     ref[:c] = a[:c] - 1
     close(out, ref)
 
+
 @tilelang.jit
 def _parallel_vectorize_local_and_var():
     with T.Kernel(1) as _:
@@ -100,8 +110,10 @@ def _parallel_vectorize_local_and_var():
         for i in T.parallel(256):
             y[i] = x[i] * z
 
+
 def test_parallel_loop_without_parameters_compiles(target):
     assert _parallel_vectorize_local_and_var.get_kernel_source().strip()
+
 
 def alloc_var(N, block_N, dtype):
     @T.prim_func
@@ -113,6 +125,7 @@ def alloc_var(N, block_N, dtype):
             T.copy(A[bx * block_N], A_shared)
             T.copy(A_shared, B[bx * block_N])
     return main
+
 
 def alloc_var_add(N, block_N, dtype):
     @T.prim_func
@@ -127,6 +140,7 @@ def alloc_var_add(N, block_N, dtype):
             T.copy(A_shared, B[bx * block_N])
     return main
 
+
 def alloc_var_with_initializer(N, block_N, dtype, init_value):
     @T.prim_func
     def main(A: T.Tensor((N,), dtype), B: T.Tensor((N,), dtype)):
@@ -136,6 +150,7 @@ def alloc_var_with_initializer(N, block_N, dtype, init_value):
             for i in T.Parallel(block_N):
                 B[bx * block_N + i] = tmp
     return main
+
 
 def alloc_multi_vars_with_initializer(N, block_N, dtype):
     @T.prim_func
@@ -148,6 +163,7 @@ def alloc_multi_vars_with_initializer(N, block_N, dtype):
                 B[bx * block_N + i] = tmp0 + tmp1
     return main
 
+
 def alloc_global(N, block_N, dtype):
     @T.prim_func
     def main(A: T.Tensor((N,), dtype), B: T.Tensor((N,), dtype)):
@@ -156,6 +172,7 @@ def alloc_global(N, block_N, dtype):
             T.copy(A[bx * block_N : (bx + 1) * block_N], C[bx * block_N : (bx + 1) * block_N])
             T.copy(C[bx * block_N : (bx + 1) * block_N], B[bx * block_N : (bx + 1) * block_N])
     return main
+
 
 @tilelang.jit
 def alloc_global_eagerjit(A, block_N, dtype):
@@ -167,6 +184,7 @@ def alloc_global_eagerjit(A, block_N, dtype):
         T.copy(A[bx * block_N : (bx + 1) * block_N], C[bx * block_N : (bx + 1) * block_N])
         T.copy(C[bx * block_N : (bx + 1) * block_N], B[bx * block_N : (bx + 1) * block_N])
     return B
+
 
 def test_alloc(target):
     a = randn(256).astype(np.float16)

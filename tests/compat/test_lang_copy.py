@@ -11,7 +11,10 @@ import tilelang.language as T
 
 from .helpers import RNG, close, randn
 
+
 PC = {tilelang.PassConfigKey.TL_DISABLE_WARP_SPECIALIZED: True}
+
+
 def tilelang_copy(M, N, block_M, block_N, src_dtype=T.float16, dst_dtype=T.float16):
     @T.prim_func
     def main(A: T.Tensor((M, N), src_dtype), B: T.Tensor((M, N), dst_dtype)):
@@ -22,12 +25,14 @@ def tilelang_copy(M, N, block_M, block_N, src_dtype=T.float16, dst_dtype=T.float
             )
     return main
 
+
 @pytest.mark.parametrize("M,N,bm,bn,dtype", [(64, 64, 32, 32, "float16"), (64, 72, 16, 72, "float16"), (64, 72, 16, 72, "float32")])
 def test_copy(target, M, N, bm, bn, dtype):
     k = tilelang.compile(tilelang_copy(M, N, bm, bn, dtype, dtype), out_idx=[1], pass_configs=PC)
     assert k.get_kernel_source()
     a = randn(M, N).astype(dtype)
     close(k(a), a, 0, 0)
+
 
 @pytest.mark.parametrize("s,d", [("float16", "bfloat16"), ("bfloat16", "float16")])
 def test_copy_cross_dtype(target, s, d):
@@ -36,6 +41,7 @@ def test_copy_cross_dtype(target, s, d):
     k = tilelang.compile(tilelang_copy(64, 64, 32, 32, s, d), out_idx=[1])
     a = randn(64, 64).astype(npd(s))
     close(np.asarray(k(a), np.float32), a.astype(npd(d)).astype(np.float32), 0, 0)
+
 
 def tilelang_copy_oob(M, N, padded_M, padded_N, block_M, block_N, src_dtype=T.float32,
                       dst_dtype=T.float32):
@@ -70,6 +76,7 @@ def tilelang_copy_bufferload(num_tokens, dtype=T.float16):
             x[idx[0]] = x[idx[0]] + 1
     return main
 
+
 def test_copy_bufferload(target):
     k = tilelang.compile(tilelang_copy_bufferload(16), pass_configs=PC)
     indices = RNG.permutation(16).astype(np.int32)
@@ -77,6 +84,7 @@ def test_copy_bufferload(target):
     want = x.astype(np.float32) + 1
     k(indices, x)
     close(x, want, 1e-3, 1e-3)
+
 
 def tilelang_copy_bufferload_cross_dtype(num_tokens, index_dtype=T.int64):
     @T.prim_func
@@ -87,11 +95,13 @@ def tilelang_copy_bufferload_cross_dtype(num_tokens, index_dtype=T.int64):
             out[pid] = idx[0]
     return main
 
+
 @pytest.mark.parametrize("idt,hi", [("int64", 1_000_000), ("int16", 30000)])
 def test_copy_bufferload_cross_dtype(target, idt, hi):
     k = tilelang.compile(tilelang_copy_bufferload_cross_dtype(16, idt), out_idx=[1], pass_configs=PC)
     ind = RNG.integers(0, hi, 16).astype(idt)
     assert (k(ind) == ind.astype(np.int32)).all()
+
 
 def tilelang_copy_buffer_load_with_parallel(M, N, block_M, block_N, dtype=T.float16):
     @T.prim_func
@@ -100,6 +110,7 @@ def tilelang_copy_buffer_load_with_parallel(M, N, block_M, block_N, dtype=T.floa
             for i, j in T.Parallel(block_M, block_N):
                 T.copy(A[by * block_M + i, bx * block_N + j], B[by * block_M + i, bx * block_N + j])
     return main
+
 
 def test_copy_buffer_load_with_parallel(target):
     k = tilelang.compile(tilelang_copy_buffer_load_with_parallel(64, 64, 32, 32), out_idx=[1], pass_configs=PC)

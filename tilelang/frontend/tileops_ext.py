@@ -88,13 +88,16 @@ class TileOpExtMixin:
         return self._op_im2col(tree, span, "T.c2d_im2col")
 
     # ------------------------------------------------------------------ cumsum
-    def _op_cumsum(self, tree, span):
-        args = bind(Sig("T.cumsum", (("src", REQUIRED), ("dst", None), ("dim", 0),
-                                     ("reverse", False))), tree, self.spans)
-        src = self._buffer_arg(args["src"], "T.cumsum", "src")
-        dst = src if args["dst"] is None else self._buffer_arg(args["dst"], "T.cumsum", "dst")
+    def _op_cumsum(self, tree, span, name="cumsum"):
+        """`T.cumsum` / `T.cummax(src, dst=None, dim=0, reverse=False)`: an inclusive scan
+        along `dim`, by log2(n) doubling steps over the whole tile."""
+        op = f"T.{name}"
+        args = bind(Sig(op, (("src", REQUIRED), ("dst", None), ("dim", 0),
+                             ("reverse", False)), ignored=("annotations",)), tree, self.spans)
+        src = self._buffer_arg(args["src"], op, "src")
+        dst = src if args["dst"] is None else self._buffer_arg(args["dst"], op, "dst")
         if src.scope == "global" or dst.scope == "global" or src.shape != dst.shape:
-            raise fail(C3.BAD_FUNCTION, "T.cumsum scans an on-chip buffer into one of the "
+            raise fail(C3.BAD_FUNCTION, f"{op} scans an on-chip buffer into one of the "
                        "same shape", span, "global or mismatched buffers")
         shape = [const_int(d) for d in src.shape]
         dim = self.const_arg(args["dim"], "dim") % len(shape)
@@ -113,15 +116,22 @@ class TileOpExtMixin:
             inside = f"{idx[dim]} + {step} < {shape[dim]}" if reverse else \
                 f"{idx[dim]} >= {step}"
             here = ", ".join(idx)
+            other = f"T.if_then_else({inside}, __dst[{', '.join(near)}], " + \
+                ("0)" if name == "cumsum" else f"__dst[{here}])")
+            combined = f"__dst[{here}] + {other}" if name == "cumsum" else \
+                f"T.max(__dst[{here}], {other})"
             template = f"""
             {loops}
-                __tmp[{here}] = __dst[{here}] + T.if_then_else({inside}, __dst[{', '.join(near)}], 0)
+                __tmp[{here}] = {combined}
             {loops}
                 __dst[{here}] = __tmp[{here}]
             """
             out += self.expand(template, {"__dst": BufRef(dst), "__tmp": BufRef(tmp)}, span)
             step *= 2
         return out
+
+    def _op_cummax(self, tree, span):
+        return self._op_cumsum(tree, span, "cummax")
 
     # ------------------------------------------------------------------ transpose
     def _op_transpose(self, tree, span):
