@@ -99,3 +99,69 @@ def test_cummax_of_negative_integers(target):
     b = np.zeros_like(a)
     tl.compile(cummax_ints)(a, b)
     np.testing.assert_array_equal(b, np.flip(np.maximum.accumulate(np.flip(a, 1), 1), 1))
+
+
+def cummax_fragment_test(M, N, block_M, block_N, dim=0, reverse=False, dtype=T.float32):
+    @T.prim_func
+    def cummax(A: T.Tensor((M, N), dtype), B: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=256) as (bx, by):
+            A_shared = T.alloc_shared((block_M, block_N), dtype)
+            A_fragment = T.alloc_fragment((block_M, block_N), dtype)
+            T.copy(A[by * block_M, bx * block_N], A_shared)
+            T.copy(A_shared, A_fragment)
+            T.cummax(src=A_fragment, dim=dim, reverse=reverse)
+            T.copy(A_fragment, B[by * block_M, bx * block_N])
+    return cummax
+
+
+def test_cummax_fragment(target):
+    k = tl.compile(cummax_fragment_test(64, 64, 32, 32, 1, True), out_idx=-1)
+    a = randn(64, 64)
+    close(k(a), ref_scan(a, 32, 32, 1, True, "max"), 0, 0)
+
+
+def scan_smem_test_1d(N, block_N, reverse=False, dtype=T.float32, threads=None, kind="sum"):
+    if threads is None:
+        threads = block_N
+
+    @T.prim_func
+    def scan(A: T.Tensor((N,), dtype), B: T.Tensor((N,), dtype)):
+        with T.Kernel(T.ceildiv(N, block_N), threads=threads) as bx:
+            A_shared = T.alloc_shared((block_N,), dtype)
+            T.copy(A[bx * block_N], A_shared)
+            if kind == "sum":
+                T.cumsum(src=A_shared, dim=0, reverse=reverse)
+            else:
+                T.cummax(src=A_shared, dim=0, reverse=reverse)
+            T.copy(A_shared, B[bx * block_N])
+    return scan
+
+
+def scan_fragment_test_1d(N, block_N, reverse=False, dtype=T.float32, kind="sum"):
+    @T.prim_func
+    def scan(A: T.Tensor((N,), dtype), B: T.Tensor((N,), dtype)):
+        with T.Kernel(T.ceildiv(N, block_N), threads=block_N) as bx:
+            A_shared = T.alloc_shared((block_N,), dtype)
+            A_fragment = T.alloc_fragment((block_N,), dtype)
+            T.copy(A[bx * block_N], A_shared)
+            T.copy(A_shared, A_fragment)
+            if kind == "sum":
+                T.cumsum(src=A_fragment, dim=0, reverse=reverse)
+            else:
+                T.cummax(src=A_fragment, dim=0, reverse=reverse)
+            T.copy(A_fragment, B[bx * block_N])
+    return scan
+
+
+@pytest.mark.parametrize("kind", ["sum", "max"])
+@pytest.mark.parametrize("scope", ["smem", "fragment"])
+def test_scan_1d(target, kind, scope):
+    N, block_N = 128, 32
+    if scope == "smem":     # TileLang's 80 / 40 case: a ragged last block, negative data
+        N, block_N = 80, 40
+        program = scan_smem_test_1d(N, block_N, True, threads=64, kind=kind)
+    else:
+        program = scan_fragment_test_1d(N, block_N, True, kind=kind)
+    k = tl.compile(program, out_idx=-1)
+    a = -np.abs(randn(N))
+    close(k(a), ref_scan(a[None, :], 1, block_N, 1, True, kind)[0], 1e-4, 1e-4)
