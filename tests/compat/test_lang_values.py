@@ -186,3 +186,35 @@ def test_nested_selects(target):
     b = np.empty_like(a)
     nested_selects()(a, b)
     close(b, a, 0, 0)
+
+
+@tilelang.jit(pass_configs={tilelang.PassConfigKey.TL_DISABLE_WARP_SPECIALIZED: True})
+def chain_equal(N, block_size, dtype=T.float32):
+    @T.prim_func
+    def main(A: T.Tensor((N,), dtype), B: T.Tensor((N,), dtype), C: T.Tensor((N,), dtype)):
+        with T.Kernel(T.ceildiv(N, block_size), threads=block_size) as bx:
+            for lane in T.Parallel(block_size):
+                idx = bx * block_size + lane
+                A[idx] = B[idx] = C[idx] = 1
+    return main
+
+
+def test_chained_assignment(target):
+    A, B, C = (np.zeros(128, np.float32) for _ in range(3))
+    chain_equal(128, 64)(A, B, C)
+    for x in (A, B, C):
+        close(x, np.ones(128), 0, 0)
+
+
+@T.prim_func
+def chain_reads_its_target(A: T.Tensor((8,), "float32"), B: T.Tensor((8,), "float32")):
+    with T.Kernel(1):
+        for i in T.serial(8):
+            A[i] = B[i] = A[i] + 1.0
+
+
+def test_chained_assignment_computes_the_value_once(target):
+    a, b = np.arange(8, dtype=np.float32), np.zeros(8, np.float32)
+    tilelang.compile(chain_reads_its_target)(a, b)
+    close(a, np.arange(1, 9), 0, 0)
+    close(b, np.arange(1, 9), 0, 0)

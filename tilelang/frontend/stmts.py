@@ -112,6 +112,8 @@ class StmtMixin:
 
     # ------------------------------------------------------------------ assignments
     def _s_assign(self, tree):
+        if len(tree.children) > 2:
+            return self.assign_chain(tree)                       # stmts_ext.py
         target, value_tree = tree.children
         span = self.spans.of(tree)
         declared = self.declare(target, value_tree, span)        # stmts_ext.py

@@ -15,7 +15,7 @@ from lark import Tree
 from .. import dtypes
 from ..diagnostics import codes_names as CN, codes_syntax as CS, codes_types as CT
 from ..diagnostics.codes_compat import ASSERTION
-from ..ir.nodes import Alloc, Buffer, Cast, Const, While
+from ..ir.nodes import Alloc, Buffer, Cast, Const, Let, Var, While
 from .callargs import Sig, REQUIRED, bind
 from .errors import fail
 from .exprs_ext import truth
@@ -33,6 +33,30 @@ class StmtExtMixin:
         if self.eager is not None:
             return self.eager.declare(self, target, value_tree, span)
         return None
+
+    # ------------------------------------------------------------------ a = b = value
+    def assign_chain(self, tree):
+        """`A[i] = B[i] = value`: the value is computed once, then assigned to each
+        target from left to right, as Python does."""
+        *targets, value_tree = tree.children
+        span = self.spans.of(tree)
+        value = self.eval(value_tree)
+        out = []
+        if not isinstance(value, Lit):
+            e = as_expr(value, "a value to assign")
+            var = Var(self.fresh("__value"), e.dtype, span=e.span)
+            out.append(Let(var, e, span=span))
+            value = var
+        for target in targets:
+            if isinstance(target, Tree) and target.data == "getitem":
+                out.append(self._store(target, lambda cur: value, span))
+            elif isinstance(target, Tree) and target.data == "name":
+                out += self.assign_name(str(target.children[0]), self.spans.of(target),
+                                        value, span)
+            else:
+                raise fail(CN.ASSIGN_NOT_VARIABLE, "a chained assignment assigns to names "
+                           "and elements", self.spans.of(target), "not assignable")
+        return out
 
     # ------------------------------------------------------------------ V = T.Tensor(..., X.data)
     def declare_view(self, target, value_tree, span):
