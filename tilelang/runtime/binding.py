@@ -415,12 +415,17 @@ def _tensor_step(p: ParamSpec, slot: int, sym_index: dict, binders: dict, deferr
     Dims given by a size expression go to `deferred`, checked once all are bound."""
     dt = dtypes.numpy_dtype(p.dtype)
     name, ndim, writes = p.name, len(p.shape), p.access != "read"
-    consts, binds, checks = [], [], []
+    consts, binds, checks, solves = [], [], [], []
     for i, d in enumerate(p.shape):
         if isinstance(d, int):
             consts.append((i, d))
         elif isinstance(d, SizeExpr):
             deferred.append((span_idx, i, d, p))
+            solved = _affine_in_unbound(d, sym_index, binders)
+            if solved is not None:                  # `n * 4`: n is (extent - 0) / 4
+                sym, a, b = solved
+                binders[sym_index[sym]] = f"{name}.shape[{i}] ({d.text})"
+                solves.append((i, sym_index[sym], a, b, d.text))
         elif sym_index[d] in binders:
             checks.append((i, sym_index[d], binders[sym_index[d]]))
         else:
@@ -452,6 +457,13 @@ def _tensor_step(p: ParamSpec, slot: int, sym_index: dict, binders: dict, deferr
                     f"argument {name!r}: dimension {i} is {v} ({p.shape[i]}), beyond the "
                     f"kernel's 32-bit index arithmetic (at most 2**31 - 1 = {_INDEX_MAX}); "
                     f"split the tensor", codes.ARG_SHAPE, name)
+        for i, k, coef, off, text in solves:
+            q, r = divmod(shape[i] - off, coef)
+            if r or q < 0:
+                raise LaunchValueError(
+                    f"argument {name!r}: dimension {i} is {shape[i]}, which is {text} for no "
+                    f"size", codes.ARG_SHAPE, name)
+            syms[k] = q
         for i, k, source in checks:
             if shape[i] != syms[k]:
                 raise LaunchValueError(
@@ -475,6 +487,24 @@ def _tensor_step(p: ParamSpec, slot: int, sym_index: dict, binders: dict, deferr
         starts.append(addr)
 
     return step
+
+
+def _affine_in_unbound(expr: SizeExpr, sym_index: dict, binders: dict):
+    """(symbol, a, b) when `expr` reads one symbol not bound yet and is `a * sym + b`
+    with a > 0 (checked on sample values), so a dimension's extent tells the symbol."""
+    if len(expr.names) != 1:
+        return None
+    (sym,) = expr.names
+    if sym not in sym_index or sym_index[sym] in binders:
+        return None
+    try:
+        b = expr.evaluate({sym: 0})
+        a = expr.evaluate({sym: 1}) - b
+        if a <= 0 or any(expr.evaluate({sym: x}) != a * x + b for x in (2, 3, 17, 1000)):
+            return None
+    except (ValueError, ArithmeticError):
+        return None
+    return sym, a, b
 
 
 def to_array(a, p: ParamSpec):
