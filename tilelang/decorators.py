@@ -149,6 +149,10 @@ class KernelFunction:
         return Profiler(self, self.out_idx, tensor_supply_type or TensorSupplyType.Auto,
                         sizes=sizes, num_threads=num_threads, index=index)
 
+    def run_once(self, sizes: dict | None = None):
+        """One call on generated inputs (TileLang's `kernel.run_once()`): its outputs."""
+        return self.get_profiler(sizes=sizes).run_once()
+
     def profile(self, sizes: dict | None = None, **kwargs):
         """Where the time goes: time, FLOPs, bytes, the roofline and the fraction of it
         reached, the bound and advice (a `ProfileReport`; `str()` gives the text)."""

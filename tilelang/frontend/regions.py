@@ -7,7 +7,7 @@ the other operand (the tile it fills or empties) and its stop becomes the Region
 limit: elements at or past it are masked, read as 0 and never written."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from lark import Tree
 
@@ -80,6 +80,18 @@ def _linear_difference(stop: Expr, start: Expr) -> int | None:
     return acc.get(None, 0)
 
 
+@dataclass(frozen=True)
+class RegionAlias:
+    """A name bound to a region (`X_shared = A_shared[:block_M, :block_K]`): a tile op
+    given the name works on the region."""
+    WHAT = "a region (a name for a tile op's operand, not a value)"
+    spec: RegionSpec
+
+    @property
+    def span(self) -> Span:
+        return self.spec.span
+
+
 def region_arg(b, tree, what: str, dynamic: bool = False) -> RegionSpec:
     """The region named by an argument of a tile op; `dynamic`: slices of non-constant
     extent are allowed (masked past their stop)."""
@@ -88,7 +100,10 @@ def region_arg(b, tree, what: str, dynamic: bool = False) -> RegionSpec:
         base = b.eval(tree.children[0])
         buf = _buffer_of(base, what)
         return _subscript_region(b, buf, tree.children[1].children, span, dynamic)
-    buf = _buffer_of(b.eval(tree), what)
+    value = b.eval(tree)
+    if isinstance(value, RegionAlias):
+        return replace(value.spec, span=span)
+    buf = _buffer_of(value, what)
     zeros = tuple(Const(0, "int32", span=span) for _ in buf.shape)
     extents = tuple(const_int(s) for s in buf.shape)
     if any(e is None for e in extents):

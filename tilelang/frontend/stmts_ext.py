@@ -10,6 +10,8 @@ eager.py) are handled there; it returns None for an ordinary assignment.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from lark import Tree
 
 from .. import dtypes
@@ -27,12 +29,54 @@ class StmtExtMixin:
     eager = None            # an eager.EagerState while building a current-style body
 
     def declare(self, target, value_tree, span):
+        unbound = self.declare_unbound_scalar(target, value_tree)
+        if unbound is not None:
+            return unbound
+        alias = self.declare_region_alias(target, value_tree)
+        if alias is not None:
+            return alias
         view = self.declare_view(target, value_tree, span)
         if view is not None:
             return view
         if self.eager is not None:
             return self.eager.declare(self, target, value_tree, span)
         return None
+
+    # ------------------------------------------------------------------ x = T.int32()
+    def declare_unbound_scalar(self, target, value_tree):
+        """`x = T.int32()`: a scalar named now and given its value by `T.let(x, value)`."""
+        if not (isinstance(target, Tree) and target.data == "name"
+                and isinstance(value_tree, Tree) and value_tree.data == "call"
+                and value_tree.children[1] is None):
+            return None
+        from .values import DType
+        callee = self.eval(value_tree.children[0])
+        if not isinstance(callee, DType):
+            return None
+        name, tspan = str(target.children[0]), self.spans.of(target)
+        self._check_new_buffer(name, tspan)
+        self.scope.bind(name, UnboundScalar(name, callee.name, tspan), "alloc")
+        return []
+
+    # ------------------------------------------------------------------ X = A[:m, :k]
+    def declare_region_alias(self, target, value_tree):
+        """`X = A_shared[:block_M, :block_K]`: X names that region of A (no copy); tile
+        ops given X work on it, as TileLang's buffer regions."""
+        if not (isinstance(target, Tree) and target.data == "name"
+                and isinstance(value_tree, Tree) and value_tree.data == "getitem"):
+            return None
+        subs = value_tree.children[1].children
+        if not any(isinstance(t, Tree) and t.data == "slice" for t in subs):
+            return None
+        base = self.eval(value_tree.children[0])
+        if not isinstance(base, BufRef) or base.buffer.scope == "var":
+            return None
+        from .regions import RegionAlias, region_arg
+        spec = region_arg(self, value_tree, "a region")
+        name, tspan = str(target.children[0]), self.spans.of(target)
+        self._check_new_buffer(name, tspan)
+        self.scope.bind(name, RegionAlias(spec), "alloc")
+        return []
 
     # ------------------------------------------------------------------ a = b = value
     def assign_chain(self, tree):
@@ -321,3 +365,12 @@ def _count(shape):
             return None
         n *= int(d.value)
     return n
+
+
+@dataclass(frozen=True)
+class UnboundScalar:
+    """A scalar declared by `x = T.int32()`, not given its value yet (`T.let(x, v)`)."""
+    WHAT = "a scalar declared without a value (give it one with T.let)"
+    name: str
+    dtype: str
+    span: object

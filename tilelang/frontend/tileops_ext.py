@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import textwrap
 
+from lark import Tree
+
 from ..diagnostics import codes_tileops as C3, codes_types as CT
-from ..ir.nodes import Alloc, Buffer, Const
+from ..ir.nodes import Alloc, Buffer, Cast, Const, Let, Var
 from .callargs import Sig, REQUIRED, bind
 from .errors import fail, Spans
-from .values import Lit, BufRef, as_expr, const_int, describe, span_of
+from .values import Lit, BufRef, as_expr, const_int, describe, lit_to, span_of
 
 
 class _OneSpan(Spans):
@@ -132,6 +134,27 @@ class TileOpExtMixin:
 
     def _op_cummax(self, tree, span):
         return self._op_cumsum(tree, span, "cummax")
+
+    # ------------------------------------------------------------------ let
+    def _op_let(self, tree, span):
+        """`T.let(x, value)` of an `x = T.int32()`: x is bound to the value (converted to
+        x's dtype) for the rest of the enclosing block."""
+        from .stmts_ext import UnboundScalar
+        args = bind(Sig("T.let", (("var", REQUIRED), ("value", REQUIRED))), tree, self.spans)
+        var_tree = args["var"]
+        declared = self.eval(var_tree)
+        if not (isinstance(var_tree, Tree) and var_tree.data == "name"
+                and isinstance(declared, UnboundScalar)):
+            raise fail(CT.NOT_SCALAR, f"T.let binds a name declared with `x = T.int32()`, "
+                       f"found {describe(declared)}", self.spans.of(var_tree),
+                       "not a declared scalar")
+        value = self.eval(args["value"])
+        e = lit_to(value, declared.dtype) if isinstance(value, Lit) else as_expr(value)
+        if e.dtype != declared.dtype:
+            e = Cast(e, declared.dtype, span=span)
+        var = Var(self.fresh(declared.name), declared.dtype, span=declared.span)
+        self.scope.bind(str(var_tree.children[0]), var, "let")
+        return [Let(var, e, span=span)]
 
     # ------------------------------------------------------------------ transpose
     def _op_transpose(self, tree, span):

@@ -177,7 +177,7 @@ def describe(value) -> str:
             TRef: "a T. function", TModule: "the T module", OpaqueModule: "a module",
             BufRef: "a buffer", Macro: "a macro", NoneVal: "None", Method: "a method",
             BufData: "a buffer's data", TirModule: "the tvm.tir module",
-            PyFunc: "a Python function"}.get(type(value), "this value")
+            PyFunc: "a Python function"}.get(type(value), getattr(value, "WHAT", "this value"))
 
 
 def article(word: str) -> str:

@@ -32,7 +32,7 @@ RANK_OPS = ("put_block", "get_block", "put_warp", "get_warp", "st", "signal_op",
 TILE_OPS = ("copy", "gemm", "fill", "clear", "reduce_sum", "reduce_max", "reduce_min",
             "reduce_abssum", "reduce_absmax", "atomic_add", "atomic_max", "atomic_min",
             "prefetch", "im2col", "c2d_im2col", "cumsum", "print",
-            "finalize_reducer", "transpose", "cummax") + RANK_OPS
+            "finalize_reducer", "transpose", "cummax", "let") + RANK_OPS
 ALLOCS = ("alloc_shared", "alloc_fragment", "alloc_local", "alloc_var", "alloc_global",
           "alloc_reducer", "alloc_buffer")
 # for v in T.<name>(...)
