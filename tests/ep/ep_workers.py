@@ -205,6 +205,51 @@ def scenario_bad_expert():
     raise AssertionError("no error")
 
 
+def scenario_small_heap():
+    """A dispatch, then a combine, too big for the heap raise TL0910 on every rank before
+    any data moves; the same Buffer goes straight on to a dispatch and a combine that
+    fit (a rank that raised without its peers in step would put its next counts into a
+    peer that had not read these yet)."""
+    group = ep.init()
+    me, R = group.rank(), group.size()
+    E, H = 4 * R, 128
+    buffer = ep.Buffer(group, 0)                 # the smallest heap: 1 MiB of rows
+    rows = buffer.get_local_buffer_tensor(np.uint8)
+    big = inputs(me, 4096, H, 2, E)              # each rank receives ~2 MiB of rows
+    small = [inputs(s, 32, H, 2, E) for s in range(R)]
+
+    def dispatch(x, topk, w):
+        per_rank, _, per_expert, in_rank, _ = buffer.get_dispatch_layout(topk, E)
+        return buffer.dispatch(x, topk_idx=topk, topk_weights=w, num_tokens_per_rank=per_rank,
+                               is_token_in_rank=in_rank, num_tokens_per_expert=per_expert)
+
+    def expect_too_small(call, what):
+        try:
+            call()
+        except ep.BufferTooSmallError as e:
+            assert e.code == "TL0910" and f"this {what} needs" in str(e), str(e)
+            print(f"RANK {me} RAISED {e.code} {e}", flush=True)
+            return
+        raise AssertionError(f"no error: {what}")
+
+    for rep in range(3):
+        rows[:] = 0
+        group.barrier()
+        expect_too_small(lambda: dispatch(*big), "dispatch")
+        assert not rows.any(), "data moved before the check"
+        recv_x, _, _, _, handle, _ = dispatch(*small[me])
+        in_rank = [layout_ref(d[1], E, R)[2] for d in small]
+        want = np.concatenate([small[s][0][in_rank[s][:, me]] for s in range(R)])
+        assert np.array_equal(recv_x, want)
+        wide = np.zeros((recv_x.shape[0], 128 * H), BF16)    # ~4 MiB of combine rows
+        expect_too_small(lambda: buffer.combine(wide, handle), "combine")
+        combined, _, _ = buffer.combine(recv_x, handle)
+        copies = in_rank[me].sum(axis=1, keepdims=True).astype(np.float32)
+        assert np.array_equal(combined, (small[me][0].astype(np.float32) * copies).astype(BF16))
+    buffer.destroy()
+    print(f"RANK {me} OK", flush=True)
+
+
 def scenario_dies():
     """Rank 1 dies in the middle of a dispatch (after notify, before its rows)."""
     group = ep.init()

@@ -29,6 +29,12 @@ def test_bad_expert_id_fails_every_rank_before_data_moves(ep_kernels):
             in out
 
 
+def test_buffer_too_small_fails_every_rank_in_step(ep_kernels):
+    outputs = run_shm("small_heap", 2)
+    for out in outputs:
+        assert out.count("RAISED") == 6 and out.count("TL0910") == 6, out
+
+
 def test_rank_dying_mid_dispatch_stops_the_others(ep_kernels):
     result = launch([WORKERS, "dies"], 3)
     assert result.returncodes[1] == 17

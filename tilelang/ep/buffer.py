@@ -202,7 +202,10 @@ class Buffer:
             if not isinstance(handle, Handle):
                 raise TypeError(f"handle: expected the handle of a dispatch of this Buffer, "
                                 f"got {type(handle).__name__}")
-            recv = self._move(xs, None, handle, num_worst_tokens)
+            self._check_shape(xs, handle)
+            recv = self._recv_regions(xs, None, handle.plan, num_worst_tokens)
+            dispatch_kernels()["barrier"](self._barrier)    # the start barrier
+            recv = self._move(xs, None, handle, recv)
             out = self._recv_x(recv, xs, handle.plan.num_recv, num_worst_tokens, copy)
             return from_numpy_tree(out, as_torch), None, None, None, None, EventOverlap()
         if num_tokens_per_rank is None or is_token_in_rank is None \
@@ -236,18 +239,20 @@ class Buffer:
         row[_HEAD + self.group_size:] = per_expert
         meta = self._notify(row)                            # also the start barrier
         try:
+            # each check sees only what every rank knows (the counts, the shapes): all
+            # ranks raise alike
             self._check_status(meta, per_expert.size)
-        except RoutingError:
-            # every rank raises; none may put its next counts into a peer that has not
-            # read these yet
+            counts = meta[:, _HEAD:_HEAD + self.group_size].astype(np.int64)
+            plan = Plan(counts, self.rank, tuple(self.group.hosts))
+            recv = self._recv_regions(xs, (topk, weights), plan, num_worst_tokens)
+        except ValueError:              # RoutingError, BufferTooSmallError, num_worst_tokens
+            # every rank raises; none may put its next counts into a peer that has not read these yet
             dispatch_kernels()["barrier"](self._barrier)
             raise
-        counts = meta[:, _HEAD:_HEAD + self.group_size].astype(np.int64)
-        plan = Plan(counts, self.rank, tuple(self.group.hosts))
         slots = np.empty(in_rank.shape, np.int32)
         layout_kernels()["send_slots"](in_rank, slots)
         handle = Handle(plan, slots, in_rank, per_expert.size, xs[0].shape[1])
-        recv = self._move(xs, (topk, weights), handle, num_worst_tokens, started=True)
+        recv = self._move(xs, (topk, weights), handle, recv)
         num_recv = plan.num_recv
         rx = self._recv_x(recv, xs, num_recv, num_worst_tokens, copy)
         placement, local = self._placement(per_expert.size)
@@ -331,15 +336,22 @@ class Buffer:
         views["_end"] = at
         return views
 
-    def _move(self, xs: tuple, topk, handle: Handle, num_worst: int, started=False) -> dict:
-        plan, hidden = handle.plan, xs[0].shape[1]
-        if hidden != handle.hidden or xs[0].shape[0] != handle.slots.shape[0]:
+    @staticmethod
+    def _check_shape(xs: tuple, handle: Handle) -> None:
+        if xs[0].shape[1] != handle.hidden or xs[0].shape[0] != handle.slots.shape[0]:
             raise ValueError(f"x is {xs[0].shape}; the handle routes "
                              f"{handle.slots.shape[0]} tokens of hidden {handle.hidden}")
-        if num_worst and num_worst < plan.num_recv:
-            raise ValueError(f"num_worst_tokens={num_worst} is below the {plan.num_recv} "
-                             f"tokens rank {self.rank} receives")
+
+    def _recv_regions(self, xs: tuple, topk, plan: Plan, num_worst: int) -> dict:
+        """The receive rows of a dispatch, sized from the plan (the same on every rank):
+        a Buffer too small, or num_worst_tokens below what some rank receives, fails on
+        every rank alike."""
+        if num_worst and num_worst < plan.recv_rows:
+            most = int(np.argmax(plan.counts.sum(axis=0)))
+            raise ValueError(f"rank {self.rank}: num_worst_tokens={num_worst} is below "
+                             f"the {plan.recv_rows} tokens rank {most} receives")
         rows = max(plan.recv_rows, num_worst) + plan.staging_rows
+        hidden = xs[0].shape[1]
         k = topk[0].shape[1] if topk is not None and topk[0] is not None else 0
         specs = [("x", rows, hidden, xs[0].dtype)]
         if len(xs) == 2:
@@ -350,9 +362,13 @@ class Buffer:
         # combine rows go past every dispatch's rows so far: the receive tensors of an
         # earlier dispatch (a cached one may lay out fewer) stay intact for combine
         self._dispatch_end = max(self._dispatch_end, recv["_end"])
+        return recv
+
+    def _move(self, xs: tuple, topk, handle: Handle, recv: dict) -> dict:
+        """The rows into `recv` (after the start barrier), then the end barrier."""
+        plan = handle.plan
+        k = topk[0].shape[1] if topk is not None and topk[0] is not None else 0
         lib = dispatch_kernels()
-        if not started:
-            lib["barrier"](self._barrier)
         pe, base = plan.dispatch_targets()
         x_bytes, recv_bytes = xs[0].view(np.uint8), recv["x"].view(np.uint8)  # rows as bytes
         if k:
