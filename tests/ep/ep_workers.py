@@ -36,6 +36,15 @@ def layout_ref(topk, num_experts: int, num_ranks: int):
     return in_rank.sum(axis=0).astype(np.int32), per_expert, in_rank
 
 
+def rounded_once(out, exact, abs_sum, num_terms):
+    """Where bf16 `out` is `exact` (the float64 sum) rounded once: within half a bf16 ulp
+    of it, plus what the fp32 accumulation may lose (num_terms * 2^-24 * sum |term|)."""
+    scale = np.maximum(np.abs(exact), np.finfo(np.float32).tiny)
+    half_ulp = 2.0 ** (np.floor(np.log2(scale)) - 8)
+    slack = num_terms * 2.0 ** -24 * abs_sum
+    return np.abs(out.astype(np.float64) - exact) <= half_ulp + slack
+
+
 def recipe(group, num_tokens=96, hidden=256, num_topk=4, experts_per_rank=4):
     """DeepEP's test_intranode, on numpy."""
     me, R = group.rank(), group.size()
@@ -207,8 +216,8 @@ def scenario_bad_expert():
 
 def scenario_small_heap():
     """A dispatch, then a combine, too big for the heap raise TL0910 on every rank before
-    any data moves; the same Buffer goes straight on to a dispatch and a combine that
-    fit (a rank that raised without its peers in step would put its next counts into a
+    any data moves; the same Buffer goes straight on to a dispatch and combines (one
+    with DeepEP's bias pair) that fit (a rank that raised without its peers in step would put its next counts into a
     peer that had not read these yet)."""
     group = ep.init()
     me, R = group.rank(), group.size()
@@ -244,8 +253,21 @@ def scenario_small_heap():
         wide = np.zeros((recv_x.shape[0], 128 * H), BF16)    # ~4 MiB of combine rows
         expect_too_small(lambda: buffer.combine(wide, handle), "combine")
         combined, _, _ = buffer.combine(recv_x, handle)
-        copies = in_rank[me].sum(axis=1, keepdims=True).astype(np.float32)
-        assert np.array_equal(combined, (small[me][0].astype(np.float32) * copies).astype(BF16))
+        copies = in_rank[me].sum(axis=1, keepdims=True)
+        exact = small[me][0].astype(np.float64) * copies
+        assert np.array_equal(combined, exact.astype(np.float32).astype(BF16))
+        # expert outputs that differ by rank, and DeepEP's bias pair nearly cancelling
+        # their sum: added in fp32, rounded once (a sum rounded before the bias is off)
+        def expert_out(r, rows):
+            return (rows.astype(np.float32) * (1 + 0.37 * r)).astype(BF16).astype(np.float64)
+        outs = [expert_out(r, small[me][0]) for r in range(R)]
+        exact = sum(np.where(in_rank[me][:, r:r + 1], outs[r], 0) for r in range(R))
+        noise = np.random.default_rng(rep).standard_normal(exact.shape) * 0.01
+        bias = ((-exact).astype(BF16), noise.astype(BF16))
+        combined, _, _ = buffer.combine(expert_out(me, recv_x).astype(BF16), handle,
+                                        bias=bias)
+        exact = exact + bias[0].astype(np.float64) + bias[1].astype(np.float64)
+        assert rounded_once(combined, exact, 3 * sum(np.abs(o) for o in outs), R + 2).all()
     buffer.destroy()
     print(f"RANK {me} OK", flush=True)
 

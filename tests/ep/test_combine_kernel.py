@@ -10,6 +10,8 @@ from tilelang.ops.ep import combine_kernels
 from tilelang.runtime import ranks
 from tilelang.runtime.ranks import group as group_mod
 
+from ep_workers import rounded_once
+
 
 @pytest.fixture
 def solo(monkeypatch):
@@ -56,3 +58,45 @@ def test_sums_any_number_of_sources_in_source_order(solo, hidden):
     ref_x, ref_w = reference(slots, base, x, w)
     assert np.array_equal(out_x.view(np.uint16), ref_x.view(np.uint16))
     np.testing.assert_allclose(out_w, ref_w, rtol=1e-6)
+
+
+@pytest.mark.parametrize("hidden", [7, 700])
+def test_bias_joins_the_fp32_sum_and_is_rounded_once(solo, hidden):
+    """DeepEP's bias: sum of the source rows plus the bias, in fp32, rounded once. The
+    bias nearly cancels the rows, so a sum rounded to bf16 before the bias is added is off
+    by many ulps of the result: the check below tells the two apart."""
+    rng = np.random.default_rng(7 + hidden)
+    num_sources, topk = 5, 2
+    counts = [0, 1, 2, 3, 5]
+    slots = np.full((len(counts), num_sources), -1, np.int32)
+    for t, c in enumerate(counts):
+        slots[t, rng.choice(num_sources, c, replace=False)] = t
+    base = (np.arange(num_sources) * len(counts)).astype(np.int32)
+    rows = num_sources * len(counts)
+    heap = solo.heap(rows * (hidden * 2 + topk * 4) + (1 << 16))
+    x = heap.alloc((rows, hidden), ml_dtypes.bfloat16)
+    x[:] = (rng.standard_normal((rows, hidden)) * 3).astype(ml_dtypes.bfloat16)
+    w = heap.alloc((rows, topk), np.float32)
+    w[:] = rng.random((rows, topk))
+    sources = np.zeros((len(counts), hidden))                 # float64 sums of the rows
+    abs_sum = np.zeros((len(counts), hidden))
+    for t in range(len(counts)):
+        for r in np.flatnonzero(slots[t] >= 0):
+            row = x[base[r] + slots[t, r]].astype(np.float64)
+            sources[t] += row
+            abs_sum[t] += np.abs(row)
+    bias = (-sources + rng.standard_normal(sources.shape) * 0.01).astype(np.float32)
+    exact = sources + bias.astype(np.float64)
+    abs_sum += np.abs(bias)
+    out_x = np.empty((len(counts), hidden), ml_dtypes.bfloat16)
+    out_w = np.empty((len(counts), topk), np.float32)
+    pe = np.zeros(num_sources, np.int32)
+    combine_kernels("bfloat16")["combine_reduce_bias"](slots, pe, base, x, w, bias, out_x,
+                                                       out_w)
+    assert rounded_once(out_x, exact, abs_sum, num_sources + 1).all()
+    np.testing.assert_allclose(out_w, reference(slots, base, x, w)[1], rtol=1e-6)
+    # the sum rounded to bf16, then the bias added and rounded again, fails the check
+    twice = (reference(slots, base, x, w)[0].astype(np.float32) + bias).astype(out_x.dtype)
+    several = np.array(counts) >= 2                          # one row alone is exact
+    off = ~rounded_once(twice, exact, abs_sum, num_sources + 1)[several]
+    assert off.mean() > 0.25, off.mean()

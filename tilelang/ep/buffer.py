@@ -466,11 +466,20 @@ class Buffer:
                   num_tokens, hidden)
         out_w = np.empty((num_tokens, k), np.float32)
         pe, base = plan.combine_sources()
-        combine_kernels(dtypes.from_numpy(a.dtype))["combine_reduce"](
-            handle.slots, pe, base, comb_x, comb_w, out_x, out_w)
+        lib = combine_kernels(dtypes.from_numpy(a.dtype))
+        bad_bias = bias32 = None
+        try:
+            bias32 = self._bias_sum(bias, out_x.shape)
+        except (TypeError, ValueError) as e:
+            bad_bias = e       # raised after the barrier: the peers read this rank's rows
+        if bias32 is None:
+            lib["combine_reduce"](handle.slots, pe, base, comb_x, comb_w, out_x, out_w)
+        else:
+            lib["combine_reduce_bias"](handle.slots, pe, base, comb_x, comb_w, bias32,
+                                       out_x, out_w)
         dispatch_kernels()["barrier"](self._barrier)         # peers are done reading
-        if bias is not None:
-            out_x = self._add_bias(out_x, bias)
+        if bad_bias is not None:
+            raise bad_bias
         return (from_numpy(out_x, as_torch),
                 from_numpy(out_w, as_torch) if topk_weights is not None else None,
                 EventOverlap())
@@ -511,21 +520,27 @@ class Buffer:
         return std["x"], std["w"]
 
     @staticmethod
-    def _add_bias(out, bias):
-        """`out` plus 0, 1 or 2 bias tensors (DeepEP's `bias`), each [tokens, hidden]."""
+    def _bias_sum(bias, shape):
+        """DeepEP's `bias` (None, a tensor, or a pair, each [tokens, hidden]) as one fp32
+        array that combine starts its sum from (None without bias): the result is
+        rounded once, as DeepEP's is."""
         parts = bias if isinstance(bias, tuple) else (bias,)
         if len(parts) > 2:
             raise ValueError(f"bias: at most two tensors, got {len(parts)}")
-        total = out.astype(np.float32)
+        total = None
         for i, b in enumerate(parts):
-            if b is not None:
-                name = f"bias[{i}]" if isinstance(bias, tuple) else "bias"
-                a = to_numpy(b, name)[0]
-                if a.shape != out.shape:
-                    raise ValueError(f"{name} must be [tokens, hidden] = {out.shape}, got "
-                                     f"shape {a.shape}")
-                total += a.astype(np.float32)
-        return total.astype(out.dtype)
+            if b is None:
+                continue
+            name = f"bias[{i}]" if isinstance(bias, tuple) else "bias"
+            a = to_numpy(b, name)[0]
+            if a.shape != shape:
+                raise ValueError(f"{name} must be [tokens, hidden] = {shape}, got "
+                                 f"shape {a.shape}")
+            if total is None:
+                total = np.ascontiguousarray(a, np.float32)
+            else:
+                total = total + a.astype(np.float32)
+        return total
 
 
 def from_numpy_tree(x, as_torch: bool):
