@@ -282,7 +282,7 @@ class Simulator:
 
     def _try_one(self, eng, now: float) -> None:
         """`try_start` where a core holds one block slot (the usual case): its queue's
-        head, or nothing — `_pick_one`'s decisions, without the calls."""
+        head, or nothing — `_pick`'s decisions for that one slot, without the calls."""
         core = eng.slots[0]
         queue = core.queues[eng.index]
         while True:
@@ -318,9 +318,7 @@ class Simulator:
 
     def _pick(self, eng, now: float):
         slots = eng.slots
-        n = len(slots)
-        if n == 1:
-            return self._pick_one(eng, slots[0], now)
+        n = len(slots)      # two or more: with one, try_start is _try_one
         # the slots whose queue for this engine holds something, from `rr` on, in
         # round-robin order (`eng.queued`: one bit per slot)
         queued = eng.queued
@@ -356,25 +354,6 @@ class Simulator:
             eng.waiting = True
             eng.wait_since = now
         return None, None
-
-    def _pick_one(self, eng, core, now: float):
-        """_pick with one block slot on the core (the same decisions, fewer steps)."""
-        queue = core.queues[eng.index]
-        if not queue:
-            return None, None
-        op = queue[0]
-        if op.ready > now:
-            self.push(op.ready, TRY, eng)
-            return None, None
-        for sem, ph in op.waits:
-            if sem.phase <= ph:
-                if eng not in sem.waiters:
-                    sem.waiters.append(eng)
-                if not eng.waiting:
-                    eng.waiting = True
-                    eng.wait_since = now
-                return None, None
-        return core, op
 
     def _start(self, core, eng, op, now: float) -> None:
         d = op.di
