@@ -177,7 +177,7 @@ class Core:
                 events.append((STEP, self, None))
 
     def resume_here(self, now: float) -> None:
-        """`wake` and the step it posts, run at once (events.py: `_refills_at_pop`)."""
+        """`wake` and the step it posts, run at once (events.py: a refill run at the pop)."""
         self.stall["queue_full"] += now - self.blocked_since
         self.blocked = None
         self.step(now)
