@@ -164,10 +164,10 @@ class StmtExtMixin:
                        f"{src.scope} buffer", help="copy the tile with T.Parallel indices "
                        "(`B[i // M, i % M] = A[i]`), or reshape the global tensor")
         shape = self._view_shape(self.eval(args["shape"]))
-        if _count(shape) is not None and _count(src.shape) is not None and \
-                _count(shape) != _count(src.shape):
-            raise fail(CT.BAD_SHAPE_ENTRY, f"T.{name} of `{src.name}` ({_count(src.shape)} "
-                       f"elements) to a shape of {_count(shape)} elements",
+        have, want = _count(src.shape), _count(shape)
+        if have is not None and want is not None and have != want:
+            raise fail(CT.BAD_SHAPE_ENTRY, f"T.{name} of `{src.name}` ({have} "
+                       f"elements) to a shape of {want} elements",
                        self.spans.of(args["shape"]), "another number of elements")
         vname, tspan = str(target.children[0]), self.spans.of(target)
         self._check_new_buffer(vname, tspan)
