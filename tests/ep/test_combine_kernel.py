@@ -7,18 +7,8 @@ import numpy as np
 import pytest
 
 from tilelang.ops.ep import combine_kernels
-from tilelang.runtime import ranks
-from tilelang.runtime.ranks import group as group_mod
 
 from ep_workers import rounded_once
-
-
-@pytest.fixture
-def solo(monkeypatch):
-    monkeypatch.setattr(group_mod, "_current", None)
-    g = ranks.init()
-    yield g
-    monkeypatch.setattr(group_mod, "_current", None)
 
 
 def reference(slots, base, x, w):
