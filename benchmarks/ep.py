@@ -87,9 +87,9 @@ def main() -> None:
         report("ep", f"shm {name} GB/s", gbs(nbytes, r[key]), "GB/s", baseline=base,
                baseline_name=f"numpy copy of the {what} bytes into the peer", higher_is_better=True,
                # x copied in is the heap copy plus combine: two passes, not held to 0.8
-               target=None if key == "combine_copied_in" else 0.8 * base, extra={**extra, "rows": r["rows"], "seconds": r[key],
-                                         "cpu_seconds": cpu, "baseline_cpu_seconds": cpu_base,
-                                         "load_average": os.getloadavg()[0]})
+               target=None if key == "combine_copied_in" else 0.8 * base,
+               extra={**extra, "rows": r["rows"], "seconds": r[key], "cpu_seconds": cpu,
+                      "baseline_cpu_seconds": cpu_base, "load_average": os.getloadavg()[0]})
         print(f"    CPU time a call: {cpu * 1e3:.1f} ms, the copy {cpu_base * 1e3:.1f} ms: "
               f"ratio {cpu_base / cpu:.2f}x (load average {os.getloadavg()[0]:.1f})")
     if args.skip_mpi:

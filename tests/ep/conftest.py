@@ -24,3 +24,14 @@ def ep_kernels():
     for path in (os.path.join(here, "kernels", "ring.tl"),
                  os.path.join(root, "examples", "moe", "grouped_gemm.tl")):
         tilelang.compile(path)
+
+
+@pytest.fixture
+def solo(monkeypatch):
+    """A one-rank group of this process (and no group afterwards)."""
+    from tilelang.runtime import ranks
+    from tilelang.runtime.ranks import group as group_mod
+    monkeypatch.setattr(group_mod, "_current", None)
+    g = ranks.init()
+    yield g
+    monkeypatch.setattr(group_mod, "_current", None)

@@ -7,18 +7,8 @@ import numpy as np
 import pytest
 
 from tilelang.ops.ep import combine_kernels
-from tilelang.runtime import ranks
-from tilelang.runtime.ranks import group as group_mod
 
 from ep_workers import rounded_once
-
-
-@pytest.fixture
-def solo(monkeypatch):
-    monkeypatch.setattr(group_mod, "_current", None)
-    g = ranks.init()
-    yield g
-    monkeypatch.setattr(group_mod, "_current", None)
 
 
 def reference(slots, base, x, w):
@@ -36,21 +26,30 @@ def reference(slots, base, x, w):
     return out_x.astype(ml_dtypes.bfloat16), out_w
 
 
-@pytest.mark.parametrize("hidden", [7, 512, 700, 1100])
-def test_sums_any_number_of_sources_in_source_order(solo, hidden):
-    rng = np.random.default_rng(hidden)
-    num_sources, topk = 19, 3                  # 19 > the 8 rows staged at once
-    counts = [0, 1, 2, 3, 8, 9, 17, 19]       # sources of token t
+def sources_in_heap(group, rng, counts, num_sources, hidden, topk):
+    """Token t's rows on counts[t] of the sources, picked at random: the slot table, each
+    source's base row, and the rows (x, w) in a new heap of the group, source after source.
+    The heap is returned too: the caller holds it while the kernel runs (its arrays alone do
+    not keep it registered)."""
     slots = np.full((len(counts), num_sources), -1, np.int32)
     for t, c in enumerate(counts):
         slots[t, rng.choice(num_sources, c, replace=False)] = t
     base = (np.arange(num_sources) * len(counts)).astype(np.int32)
     rows = num_sources * len(counts)
-    heap = solo.heap(rows * (hidden * 2 + topk * 4) + (1 << 16))
+    heap = group.heap(rows * (hidden * 2 + topk * 4) + (1 << 16))
     x = heap.alloc((rows, hidden), ml_dtypes.bfloat16)
     x[:] = (rng.standard_normal((rows, hidden)) * 3).astype(ml_dtypes.bfloat16)
     w = heap.alloc((rows, topk), np.float32)
     w[:] = rng.random((rows, topk))
+    return heap, slots, base, x, w
+
+
+@pytest.mark.parametrize("hidden", [7, 512, 700, 1100])
+def test_sums_any_number_of_sources_in_source_order(solo, hidden):
+    rng = np.random.default_rng(hidden)
+    num_sources, topk = 19, 3                  # 19 > the 8 rows staged at once
+    counts = [0, 1, 2, 3, 8, 9, 17, 19]       # sources of token t
+    heap, slots, base, x, w = sources_in_heap(solo, rng, counts, num_sources, hidden, topk)
     out_x = np.empty((len(counts), hidden), ml_dtypes.bfloat16)
     out_w = np.empty((len(counts), topk), np.float32)
     pe = np.zeros(num_sources, np.int32)
@@ -68,16 +67,7 @@ def test_bias_joins_the_fp32_sum_and_is_rounded_once(solo, hidden):
     rng = np.random.default_rng(7 + hidden)
     num_sources, topk = 5, 2
     counts = [0, 1, 2, 3, 5]
-    slots = np.full((len(counts), num_sources), -1, np.int32)
-    for t, c in enumerate(counts):
-        slots[t, rng.choice(num_sources, c, replace=False)] = t
-    base = (np.arange(num_sources) * len(counts)).astype(np.int32)
-    rows = num_sources * len(counts)
-    heap = solo.heap(rows * (hidden * 2 + topk * 4) + (1 << 16))
-    x = heap.alloc((rows, hidden), ml_dtypes.bfloat16)
-    x[:] = (rng.standard_normal((rows, hidden)) * 3).astype(ml_dtypes.bfloat16)
-    w = heap.alloc((rows, topk), np.float32)
-    w[:] = rng.random((rows, topk))
+    heap, slots, base, x, w = sources_in_heap(solo, rng, counts, num_sources, hidden, topk)
     sources = np.zeros((len(counts), hidden))                 # float64 sums of the rows
     abs_sum = np.zeros((len(counts), hidden))
     for t in range(len(counts)):

@@ -10,18 +10,8 @@ from hypothesis import given, settings, strategies as st
 import tilelang.ep as ep
 from tilelang.ep import low_latency
 from tilelang.ops.ep import combine_kernels
-from tilelang.runtime import ranks
-from tilelang.runtime.ranks import group as group_mod
 
 BF16 = ml_dtypes.bfloat16
-
-
-@pytest.fixture
-def solo(monkeypatch):
-    monkeypatch.setattr(group_mod, "_current", None)
-    g = ranks.init()
-    yield g
-    monkeypatch.setattr(group_mod, "_current", None)
 
 
 @settings(max_examples=15, deadline=None)

@@ -12,7 +12,6 @@ from tilelang.ir.nodes import Alloc, is_peer_view
 from tilelang.ir.printer import print_module
 from tilelang.ir.visitor import walk
 from tilelang.runtime import ranks
-from tilelang.runtime.ranks import group as group_mod
 
 VIEW = '''import tilelang.language as T
 
@@ -28,14 +27,6 @@ def pull(x: T.Tensor((N, 64), "float32"), y: T.Tensor((N, 64), "float32"), src: 
         yp = T.Tensor((N, 64), "float32", y.data, pe=src)
         T.copy(x[bx, 0:64], yp[bx, 0:64], eviction_policy="evict_first")
 '''
-
-
-@pytest.fixture
-def solo(monkeypatch):
-    monkeypatch.setattr(group_mod, "_current", None)
-    g = ranks.init()
-    yield g
-    monkeypatch.setattr(group_mod, "_current", None)
 
 
 @pytest.fixture(scope="module")

@@ -8,17 +8,8 @@ import numpy as np
 import pytest
 
 from tilelang.runtime import ranks
-from tilelang.runtime.ranks import group as group_mod
 from tilelang.runtime.ranks.shm import SHM_DIR, clean_stale, list_segments
 from tilelang.runtime.ranks.wait import wait_until
-
-
-@pytest.fixture
-def solo(monkeypatch):
-    monkeypatch.setattr(group_mod, "_current", None)
-    g = ranks.init()
-    yield g
-    monkeypatch.setattr(group_mod, "_current", None)
 
 
 def _dead_pid() -> int:

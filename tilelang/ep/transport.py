@@ -11,13 +11,6 @@ def _rows(a: np.ndarray, start: int, count: int) -> np.ndarray:
     return a[start:start + count].reshape(-1).view(np.uint8)
 
 
-def _exchange(comm, sends: list, recvs: list) -> None:
-    from mpi4py import MPI
-    reqs = [comm.Irecv(buf, source=src, tag=tag) for src, tag, buf in recvs if buf.size]
-    reqs += [comm.Isend(buf, dest=dst, tag=tag) for dst, tag, buf in sends if buf.size]
-    MPI.Request.Waitall(reqs)
-
-
 def post(comm, sends: list, recvs: list):
     """Start the transfers [(peer, tag, rows)]; the returned callable waits for them
     (the send rows are kept alive until then)."""
@@ -43,7 +36,7 @@ def dispatch_across_hosts(group, plan, recv: dict) -> None:
         for tag, name in enumerate(names):
             sends.append((r, tag, _rows(recv[name], plan.staging_start(r), n_out)))
             recvs.append((r, tag, _rows(recv[name], plan.recv_start(r), n_in)))
-    _exchange(group.comm, sends, recvs)
+    post(group.comm, sends, recvs)()
 
 
 def combine_across_hosts(group, plan, x: np.ndarray, w, comb: dict) -> None:
@@ -60,7 +53,7 @@ def combine_across_hosts(group, plan, x: np.ndarray, w, comb: dict) -> None:
             sends.append((r, 10 + tag, _rows(np.ascontiguousarray(src), plan.recv_start(r),
                                              n_back)))
             recvs.append((r, 10 + tag, _rows(dst, plan.staging_start(r), n_mine)))
-    _exchange(group.comm, sends, recvs)
+    post(group.comm, sends, recvs)()
 
 
 __all__ = ["post", "dispatch_across_hosts", "combine_across_hosts"]
