@@ -15,7 +15,8 @@ import math
 import numpy as np
 
 from . import numerics as nx
-from .bandwidth import L2, Pool, sectors
+from .bandwidth import Pool
+from .l2 import L2, sectors
 from ...targets.tcsim.config import DEFAULT_CONFIG, get_config
 from .decode import decoded
 from .errors import RaceError, SimError
