@@ -11,12 +11,17 @@ from __future__ import annotations
 
 import heapq
 
+from .machine import POOL
+
 
 class Pool:
+    """A processor-sharing pool that posts its next completion on the simulator's agenda
+    (`times`, `at`: sim.py) as a (POOL, pool, version) event whenever its set of
+    transfers changes; an event whose version is no longer the pool's is stale."""
     __slots__ = ("name", "rate_total", "cap", "v", "t", "heap", "n", "version", "seq",
-                 "bytes")
+                 "bytes", "times", "at")
 
-    def __init__(self, name: str, bytes_per_clk: float, cap: float):
+    def __init__(self, name: str, bytes_per_clk: float, cap: float, times=None, at=None):
         self.name = name
         self.rate_total = bytes_per_clk
         self.cap = cap
@@ -27,6 +32,8 @@ class Pool:
         self.version = 0
         self.seq = 0
         self.bytes = 0.0
+        self.times = times if times is not None else []
+        self.at = at if at is not None else {}
 
     def rate(self) -> float:
         """Bytes per cycle of each active transfer."""
@@ -41,16 +48,20 @@ class Pool:
                 self.v += self.rate() * (now - self.t)
             self.t = now
 
-    def add(self, now: float, nbytes: float, job) -> None:
+    def add(self, now: float, nbytes: float, job, rest) -> None:
+        """Start moving `nbytes` for `job` (`rest`: its next phase, (pool, bytes), or
+        None) and post the pool's next completion."""
         if now > self.t:                  # self.advance(now), written out (a hot path)
             if self.n:
-                self.v += self.rate() * (now - self.t)
+                share = self.rate_total / self.n
+                self.v += (share if share < self.cap else self.cap) * (now - self.t)
             self.t = now
         self.seq += 1
-        heapq.heappush(self.heap, (self.v + nbytes, self.seq, job))
+        heapq.heappush(self.heap, (self.v + nbytes, self.seq, job, rest))
         self.n += 1
         self.bytes += nbytes
         self.version += 1
+        self.post()
 
     def next_finish(self) -> float | None:
         """Absolute time of the next completion, at the current rate."""
@@ -60,12 +71,27 @@ class Pool:
         share = self.rate_total / self.n              # self.rate(), written out
         return self.t + (left if left > 0.0 else 0.0) / (share if share < self.cap else self.cap)
 
+    def post(self) -> None:
+        """Post the next completion (if any) as an event of this version."""
+        if self.heap:
+            left = self.heap[0][0] - self.v          # self.next_finish(), written out
+            share = self.rate_total / self.n
+            t = self.t + (left if left > 0.0 else 0.0) / \
+                (share if share < self.cap else self.cap)
+            events = self.at.get(t)                   # Simulator.push, written out
+            if events is None:
+                self.at[t] = [(POOL, self, self.version)]
+                heapq.heappush(self.times, t)
+            else:
+                events.append((POOL, self, self.version))
+
     def pop_done(self, now: float) -> list:
+        """The (finish, seq, job, rest) entries of the transfers done by `now`."""
         self.advance(now)
         done = []
         eps = 1e-9 * max(1.0, self.v)
         while self.heap and self.heap[0][0] <= self.v + eps:
-            done.append(heapq.heappop(self.heap)[2])
+            done.append(heapq.heappop(self.heap))
         if done:
             self.n -= len(done)
             self.version += 1

@@ -58,8 +58,9 @@ class Simulator:
         cap = self.port / cfg.dma_transfers
         self.dma_latency = cfg.dma_latency
         self.hbm_per_clk = cfg.hbm_bytes_per_s / (self.clock_ghz * 1e9)
-        self.hbm = Pool("HBM", self.hbm_per_clk * cfg.hbm_efficiency, cap)
-        self.l2pool = Pool("L2", cfg.l2_bytes_per_s / (self.clock_ghz * 1e9), cap)
+        self.hbm = Pool("HBM", self.hbm_per_clk * cfg.hbm_efficiency, cap, self.times, self.at)
+        self.l2pool = Pool("L2", cfg.l2_bytes_per_s / (self.clock_ghz * 1e9), cap, self.times,
+                           self.at)
         # a later grid of a kernel starts with what the earlier ones left in L2
         self.l2 = L2(cfg.l2_bytes, cfg.l2_sector_bytes) if l2 is None else l2.fresh_counts()
         self.hazards = Hazards() if (functional if check_races is None else check_races) \
@@ -384,24 +385,30 @@ class Simulator:
 
     def _start_dma(self, core, eng, op, now: float) -> None:
         d = op.di
-        g = self.tensors[d.glob[0]]
+        name = d.glob[0]
+        g = self.tensors[name]
         esize = d.esize
+        starts = op.starts
         stops = op.stops
+        shape = g.shape
+        box = d.box
         if stops is None:               # the usual DMA: its whole box, no masked tail
-            shape, box = g.shape, d.box
+            inb = nx.inbounds_elems(starts, box, shape)
         else:                           # what the DMA really moves, and the tensor's part
-            shape = nx.clip_shape(g.shape, stops)
-            box = nx.stopped_box(op.starts, d.box, stops)
-        inb = nx.inbounds_elems(op.starts, d.box, shape)
+            inb = nx.inbounds_elems(starts, box, nx.clip_shape(shape, stops))
+            box = nx.stopped_box(starts, box, stops)
         nbytes = inb * esize
         op.nbytes = d.box_elems * esize               # a box's arrival counts all of it
-        if d.engine == 0:
+        load = d.engine == 0
+        if load:
             if inb != d.box_elems:
-                useful_load(core.valid, d.tiles[0], op.stages[0], op.starts, d.box, shape)
+                useful_load(core.valid, d.tiles[0], op.stages[0], starts, d.box,
+                            shape if stops is None else nx.clip_shape(shape, stops))
             elif core.valid:
                 core.valid.pop((d.tiles[0].buf, op.stages[0]), None)
+        counts = self.bytes
         if d.to_smem:
-            self.bytes["smem"] += nbytes
+            counts["smem"] += nbytes
         if not eng.transfers:
             eng.data_since = now
             eng.data_moved = 0
@@ -416,36 +423,35 @@ class Simulator:
             if job is None:
                 return                        # the engine waits for the cluster
         sector = self.l2.sector
-        if d.engine == 0:
-            hit, miss = self.l2.access(d.glob[0], g.shape, esize, op.starts, box) \
+        if load:
+            hit, miss = self.l2.access(name, shape, esize, starts, box) \
                 if min(box) > 0 else (0, 0)
             fetched = miss * sector
-            self.bytes["l2_read"] += nbytes
-            self.bytes["hbm_read"] += fetched
+            counts["l2_read"] += nbytes
+            counts["hbm_read"] += fetched
             if d.attrs.get("gather"):
-                self.bytes["gather"] += nbytes
+                counts["gather"] += nbytes
             # the missed sectors come from HBM, then the rest from L2
             if not hit:
-                phases = ((self.hbm, fetched),) if fetched else ()
+                if fetched:
+                    self.hbm.add(now, fetched, job, None)
+                else:
+                    self._landed(job, now)
             elif not miss:
-                phases = ((self.l2pool, nbytes),)
+                self.l2pool.add(now, nbytes, job, None)
             else:
-                served = nbytes * hit / (hit + miss)
-                phases = ((self.hbm, fetched), (self.l2pool, served))
+                self.hbm.add(now, fetched, job, (self.l2pool, nbytes * hit / (hit + miss)))
         else:
-            written = sectors(g.shape, esize, op.starts, box, sector) * sector
-            self.bytes["hbm_write"] += written
-            phases = ((self.hbm, written),) if written else ()
-        self._transfer(job, phases, now)
+            written = sectors(shape, esize, starts, box, sector) * sector
+            counts["hbm_write"] += written
+            if written:
+                self.hbm.add(now, written, job, None)
+            else:
+                self._landed(job, now)
 
-    def _transfer(self, job, phases, now: float) -> None:
-        """Move a DMA's data through its bandwidth pools, one phase after another; with
-        none left its data has landed."""
-        if phases:
-            pool, nbytes = phases[0]
-            pool.add(now, nbytes, (job, phases[1:]))
-            self._schedule_pool(pool)
-        elif job.__class__ is tuple:          # a multicast: every block's copy landed
+    def _landed(self, job, now: float) -> None:
+        """A DMA's data has moved through its pools (a multicast: every block's copy)."""
+        if job.__class__ is tuple:
             for op in job:
                 self.data_end(op, now)
         else:
@@ -468,21 +474,17 @@ class Simulator:
                 eng.data_since = now
         return tuple(group)
 
-    def _schedule_pool(self, pool) -> None:
-        t = pool.next_finish()
-        if t is not None:
-            events = self.at.get(t)         # self.push, written out (a hot path)
-            if events is None:
-                self.at[t] = [(POOL, pool, pool.version)]
-                heapq.heappush(self.times, t)
-            else:
-                events.append((POOL, pool, pool.version))
-
     def _pool_event(self, pool, now: float) -> None:
-        transfer = self._transfer
-        for job, rest in pool.pop_done(now):
-            transfer(job, rest, now)
-        self._schedule_pool(pool)
+        """A pool's transfers that are done go on to their next phase or land."""
+        for _, _, job, rest in pool.pop_done(now):
+            if rest is not None:
+                rest[0].add(now, rest[1], job, None)
+            elif job.__class__ is tuple:
+                for op in job:
+                    self.data_end(op, now)
+            else:
+                self.data_end(job, now)
+        pool.post()
 
     def data_end(self, op, now: float) -> None:
         eng = op.eng
