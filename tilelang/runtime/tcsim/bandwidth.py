@@ -61,7 +61,16 @@ class Pool:
         self.n += 1
         self.bytes += nbytes
         self.version += 1
-        self.post()
+        heap = self.heap                              # self.post(), written out
+        left = heap[0][0] - self.v
+        share = self.rate_total / self.n
+        t = self.t + (left if left > 0.0 else 0.0) / (share if share < self.cap else self.cap)
+        events = self.at.get(t)
+        if events is None:
+            self.at[t] = [(POOL, self, self.version)]
+            heapq.heappush(self.times, t)
+        else:
+            events.append((POOL, self, self.version))
 
     def next_finish(self) -> float | None:
         """Absolute time of the next completion, at the current rate."""

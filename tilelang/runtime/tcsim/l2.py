@@ -65,9 +65,15 @@ class L2:
         tiling = self.tiled.get(name)
         if tiling is not None:
             if box == tiling.box and itemsize == tiling.itemsize:
-                seen = tiling.stamps.get(starts)      # only aligned starts are kept
-                if seen is not None:
-                    return self._touch_tile(tiling, starts, seen)
+                stamps = tiling.stamps
+                seen = stamps.get(starts)             # only aligned starts are kept
+                if seen is not None:                  # a seen box: all hit or all miss
+                    total = seen[1]
+                    if self.clock - seen[0] < self.capacity:
+                        stamps[starts] = (self.clock, total)
+                        self.hits += total
+                        return total, 0
+                    return self._miss_tile(tiling, starts, total)
                 if _aligned(starts, box):
                     return self._new_tile(tiling, starts)
             self._untile(name)
@@ -77,15 +83,6 @@ class L2:
         return self._sector_access(name, shape, itemsize, starts, box)
 
     # ------------------------------------------------------------------ tiled tensors
-    def _touch_tile(self, tiling, starts, seen) -> tuple[int, int]:
-        """A seen box: all its sectors hit (touched within the capacity) or all miss."""
-        stamp, total = seen
-        if self.clock - stamp < self.capacity:
-            tiling.stamps[starts] = (self.clock, total)
-            self.hits += total
-            return total, 0
-        return self._miss_tile(tiling, starts, total)
-
     def _new_tile(self, tiling, starts) -> tuple[int, int]:
         total = sectors(tiling.shape, tiling.itemsize, starts, tiling.box, self.sector)
         if not total:

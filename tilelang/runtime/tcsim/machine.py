@@ -110,22 +110,23 @@ class Core:
         self.blocked = None
         self.block = None
         self.gang = None
+        self.flat = None                        # the semaphores (start_block)
 
     # ------------------------------------------------------------------ blocks
     def start_block(self, coords, t: float) -> None:
         sim = self.sim
         self.block = coords
         self.block_start = t
-        self.regs = [0] * sim.program.num_regs
+        regs = self.regs = sim.blank_regs.copy()      # the preloaded registers
         for r, v in zip(sim.program.block_regs, coords):
-            self.regs[r] = v
-        for r, v in sim.preload:
-            self.regs[r] = v
+            regs[r] = v
+        if sim.preload_overlaps:                      # a preload wins over a coordinate
+            for r, v in sim.preload:
+                regs[r] = v
         self.pc = 0
         self.t = t
         self.loops = []
-        self.sems = {name: [Sem(name) for _ in range(n)] for name, n in sim.program.sems}
-        self.flat = [s for arr in self.sems.values() for s in arr]    # decode.sem_offsets
+        self._fresh_sems()
         self.seen = {}
         self.last_fence = -1.0                  # when the scalar unit last passed a FENCE
         self.loading = {}                       # register -> when its LDG value lands
@@ -133,6 +134,22 @@ class Core:
         self.bufs = sim.new_buffers() if sim.functional else None
         self.bufs_state = {}
         sim.push(t, STEP, self)
+
+    def _fresh_sems(self) -> None:
+        """The block's semaphores, all at their initial state. The previous block's are
+        reset in place: it halted with no instruction queued or in flight, so nothing
+        but this core refers to them — except the race detector's records, which keep
+        semaphores by identity (it gets new ones)."""
+        if self.flat is None or self.sim.hazards is not None:
+            self.sems = {name: [Sem(name) for _ in range(n)]
+                         for name, n in self.sim.program.sems}
+            self.flat = [s for arr in self.sems.values() for s in arr]  # decode.sem_offsets
+            return
+        for s in self.flat:
+            s.count = 1
+            s.expect = s.arrivals = s.bytes = s.phase = 0
+            if s.waiters:
+                s.waiters = []
 
     def sem_at(self, flat: int, name, idx) -> Sem:
         """A semaphore by its flat index (decode.sem_offsets), or by name and index."""

@@ -42,6 +42,11 @@ class Simulator:
         self.functional = functional
         self.code = decoded(program, cfg)
         self.preload = _preload(program, env)
+        # a block's registers start as a copy of these (block coordinates written over)
+        self.blank_regs = [0] * program.num_regs
+        for r, v in self.preload:
+            self.blank_regs[r] = v
+        self.preload_overlaps = bool({r for r, _ in self.preload} & set(program.block_regs))
         self.grid = tuple(env["__grid__"])
         self.order = block_order(self.grid, program.raster)
         self.cluster_size = math.prod(program.cluster)
@@ -316,7 +321,12 @@ class Simulator:
             b = core.blocked
             if b is not None and b[0] == "queue" and b[1] is eng:
                 core.wake(now)
-            self._start(core, eng, op, now)
+            if eng.index < 2 and self.hazards is None:     # self._start of a DMA
+                op.start = now
+                core.inflight += 1
+                self._start_dma(core, eng, op, now)
+            else:
+                self._start(core, eng, op, now)
 
     def _pick(self, eng, now: float):
         slots = eng.slots
@@ -393,7 +403,11 @@ class Simulator:
         shape = g.shape
         box = d.box
         if stops is None:               # the usual DMA: its whole box, no masked tail
-            inb = nx.inbounds_elems(starts, box, shape)
+            inb = d.box_elems
+            for s, e, n in zip(starts, box, shape):
+                if s < 0 or e <= 0 or s + e > n:     # partly outside the tensor
+                    inb = nx.inbounds_elems(starts, box, shape)
+                    break
         else:                           # what the DMA really moves, and the tensor's part
             inb = nx.inbounds_elems(starts, box, nx.clip_shape(shape, stops))
             box = nx.stopped_box(starts, box, stops)
