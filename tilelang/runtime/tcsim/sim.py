@@ -475,11 +475,17 @@ class Simulator:
         """A multicast load waits until every block of its cluster has issued it; the
         last one to arrive starts one transfer for all (a tuple of their ops)."""
         key = (core.gang.launch, op.di.index, op.starts)
-        group = self.mcast.setdefault(key, [])
-        group.append(op)
-        if len(group) < core.gang.active_size:
-            return None
-        del self.mcast[key]
+        group = self.mcast.get(key)
+        if group is None:
+            group = [op]
+            if core.gang.active_size > 1:
+                self.mcast[key] = group
+                return None
+        else:
+            group.append(op)
+            if len(group) < core.gang.active_size:
+                return None
+            del self.mcast[key]
         for member in group:
             eng = member.eng
             eng.stall_sem += now - member.data_start   # waited for its peers
@@ -490,14 +496,15 @@ class Simulator:
 
     def _pool_event(self, pool, now: float) -> None:
         """A pool's transfers that are done go on to their next phase or land."""
+        data_end = self.data_end
         for _, _, job, rest in pool.pop_done(now):
             if rest is not None:
                 rest[0].add(now, rest[1], job, None)
             elif job.__class__ is tuple:
                 for op in job:
-                    self.data_end(op, now)
+                    data_end(op, now)
             else:
-                self.data_end(job, now)
+                data_end(job, now)
         pool.post()
 
     def data_end(self, op, now: float) -> None:
