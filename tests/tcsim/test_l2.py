@@ -117,3 +117,16 @@ def test_a_tiled_tensor_keeps_no_map_until_the_pattern_breaks():
     # a box across two tiles, one of them never loaded: half of it resident
     assert cache.access("A", shape, 4, (96, 0), (64, 1024)) == (32 * 128, 32 * 128)
     assert "A" in cache.maps and "A" not in cache.tiled
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(-5, 40), st.integers(0, 12), st.integers(1, 30)),
+                min_size=1, max_size=3), st.sampled_from([1, 2, 4, 8]))
+def test_sectors_counts_the_rows_times_the_sectors_a_row_spans(dims, itemsize):
+    starts, box, shape = (tuple(x) for x in zip(*dims))
+    m = np.zeros(tuple(shape[:-1]) + (-(-shape[-1] * itemsize // 32),))
+    index = tuple(slice(max(s, 0), max(min(s + e, n), 0)) for s, e, n in
+                  zip(starts[:-1], box[:-1], shape[:-1]))
+    lo, hi = max(starts[-1], 0) * itemsize, min(starts[-1] + box[-1], shape[-1]) * itemsize
+    want = 0 if hi <= lo else m[index + (slice(lo // 32, -(-hi // 32)),)].size
+    assert l2mod.sectors(shape, itemsize, starts, box) == want

@@ -211,14 +211,16 @@ def _tiles(shape, itemsize: int, starts, box, sector: int) -> bool:
 
 def sectors(shape, itemsize: int, starts, box, sector: int = 32) -> int:
     """Sectors a store of `box` writes (rows times the sectors one row spans)."""
+    last = len(shape) - 1
     rows = 1
-    for s, e, n in zip(starts[:-1], box[:-1], shape[:-1]):
-        c = min(s + e, n) - max(s, 0)
+    for i in range(last):               # min / max written out (a hot path)
+        s, end, n = starts[i], starts[i] + box[i], shape[i]
+        c = (end if end < n else n) - (s if s > 0 else 0)
         if c <= 0:
             return 0
         rows *= c
-    s, e, n = starts[-1], box[-1], shape[-1]
-    lo, hi = max(s, 0) * itemsize, min(s + e, n) * itemsize
+    s, end, n = starts[last], starts[last] + box[last], shape[last]
+    lo, hi = (s if s > 0 else 0) * itemsize, (end if end < n else n) * itemsize
     if hi <= lo:
         return 0
     return rows * (-(-hi // sector) - lo // sector)
