@@ -41,6 +41,7 @@ class Simulator:
         self.tensors = tensors
         self.functional = functional
         self.code = decoded(program, cfg)
+        self.dma_info: list = [None] * (len(self.code) + 1)     # _dma_info, by index
         self.preload = _preload(program, env)
         # a block's registers start as a copy of these (block coordinates written over)
         self.blank_regs = [0] * program.num_regs
@@ -68,6 +69,7 @@ class Simulator:
                            self.at)
         # a later grid of a kernel starts with what the earlier ones left in L2
         self.l2 = L2(cfg.l2_bytes, cfg.l2_sector_bytes) if l2 is None else l2.fresh_counts()
+        self.sector = self.l2.sector
         self.hazards = Hazards() if (functional if check_races is None else check_races) \
             else None
         self.trace = [] if trace else None
@@ -393,17 +395,23 @@ class Simulator:
             return
         self._start_dma(core, eng, op, now)
 
+    def _dma_info(self, d) -> tuple:
+        """What a DMA instruction's starts read of the instruction and its tensor, once a
+        run (an instruction's start is the hot path of memory-bound kernels)."""
+        info = (d.glob[0], tuple(self.tensors[d.glob[0]].shape), d.esize, d.box, d.box_elems,
+                d.engine == 0, d.to_smem, d.mcast and self.cluster_size > 1,
+                bool(d.attrs.get("gather")), min(d.box) > 0)
+        self.dma_info[d.index] = info
+        return info
+
     def _start_dma(self, core, eng, op, now: float) -> None:
         d = op.di
-        name = d.glob[0]
-        g = self.tensors[name]
-        esize = d.esize
+        info = self.dma_info[d.index] or self._dma_info(d)
+        name, shape, esize, box, elems, load, to_smem, mcast, gather, box_ok = info
         starts = op.starts
         stops = op.stops
-        shape = g.shape
-        box = d.box
         if stops is None:               # the usual DMA: its whole box, no masked tail
-            inb = d.box_elems
+            inb = elems
             for s, e, n in zip(starts, box, shape):
                 if s < 0 or e <= 0 or s + e > n:     # partly outside the tensor
                     inb = nx.inbounds_elems(starts, box, shape)
@@ -411,17 +419,17 @@ class Simulator:
         else:                           # what the DMA really moves, and the tensor's part
             inb = nx.inbounds_elems(starts, box, nx.clip_shape(shape, stops))
             box = nx.stopped_box(starts, box, stops)
+            box_ok = min(box) > 0
         nbytes = inb * esize
-        op.nbytes = d.box_elems * esize               # a box's arrival counts all of it
-        load = d.engine == 0
+        op.nbytes = elems * esize               # a box's arrival counts all of it
         if load:
-            if inb != d.box_elems:
+            if inb != elems:
                 useful_load(core.valid, d.tiles[0], op.stages[0], starts, d.box,
                             shape if stops is None else nx.clip_shape(shape, stops))
             elif core.valid:
                 core.valid.pop((d.tiles[0].buf, op.stages[0]), None)
         counts = self.bytes
-        if d.to_smem:
+        if to_smem:
             counts["smem"] += nbytes
         if not eng.transfers:
             eng.data_since = now
@@ -432,18 +440,17 @@ class Simulator:
         op.data_start = now
         op.moved = nbytes
         job = op
-        if d.mcast and self.cluster_size > 1:
+        if mcast:
             job = self._join_multicast(core, op, now)
             if job is None:
                 return                        # the engine waits for the cluster
-        sector = self.l2.sector
+        sector = self.sector
         if load:
-            hit, miss = self.l2.access(name, shape, esize, starts, box) \
-                if min(box) > 0 else (0, 0)
+            hit, miss = self.l2.access(name, shape, esize, starts, box) if box_ok else (0, 0)
             fetched = miss * sector
             counts["l2_read"] += nbytes
             counts["hbm_read"] += fetched
-            if d.attrs.get("gather"):
+            if gather:
                 counts["gather"] += nbytes
             # the missed sectors come from HBM, then the rest from L2
             if not hit:
