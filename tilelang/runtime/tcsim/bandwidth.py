@@ -17,9 +17,15 @@ from .machine import POOL
 class Pool:
     """A processor-sharing pool that posts its next completion on the simulator's agenda
     (`times`, `at`: sim.py) as a (POOL, pool, version) event whenever its set of
-    transfers changes; an event whose version is no longer the pool's is stale."""
+    transfers changes; an event whose version is no longer the pool's is stale.
+
+    `posted`: the time of the event posted for the current version since the pool's
+    last event was handled (None: none). Posting the same (version, time) again would
+    put a second copy behind the first in that time's events: the first one's handling
+    pops a transfer and bumps the version, so the copy could only be stale — it is not
+    posted."""
     __slots__ = ("name", "rate_total", "cap", "v", "t", "heap", "n", "version", "seq",
-                 "bytes", "times", "at")
+                 "bytes", "times", "at", "posted")
 
     def __init__(self, name: str, bytes_per_clk: float, cap: float, times=None, at=None):
         self.name = name
@@ -34,6 +40,7 @@ class Pool:
         self.bytes = 0.0
         self.times = times if times is not None else []
         self.at = at if at is not None else {}
+        self.posted = None
 
     def rate(self) -> float:
         """Bytes per cycle of each active transfer."""
@@ -65,6 +72,7 @@ class Pool:
         left = heap[0][0] - self.v
         share = self.rate_total / self.n
         t = self.t + (left if left > 0.0 else 0.0) / (share if share < self.cap else self.cap)
+        self.posted = t
         events = self.at.get(t)
         if events is None:
             self.at[t] = [(POOL, self, self.version)]
@@ -87,6 +95,9 @@ class Pool:
             share = self.rate_total / self.n
             t = self.t + (left if left > 0.0 else 0.0) / \
                 (share if share < self.cap else self.cap)
+            if t == self.posted:
+                return                                # a copy of a pending event
+            self.posted = t
             events = self.at.get(t)                   # Simulator.push, written out
             if events is None:
                 self.at[t] = [(POOL, self, self.version)]
@@ -95,7 +106,9 @@ class Pool:
                 events.append((POOL, self, self.version))
 
     def pop_done(self, now: float) -> list:
-        """The (finish, seq, job, rest) entries of the transfers done by `now`."""
+        """The (finish, seq, job, rest) entries of the transfers done by `now` (the
+        pool's event is being handled)."""
+        self.posted = None
         self.advance(now)
         done = []
         eps = 1e-9 * max(1.0, self.v)
