@@ -118,7 +118,7 @@ class Core:
         self.block = coords
         self.block_start = t
         regs = self.regs = sim.blank_regs.copy()      # the preloaded registers
-        for r, v in zip(sim.program.block_regs, coords):
+        for r, v in zip(sim.block_regs, coords):
             regs[r] = v
         if sim.preload_overlaps:                      # a preload wins over a coordinate
             for r, v in sim.preload:

@@ -47,6 +47,7 @@ class Simulator:
         self.blank_regs = [0] * program.num_regs
         for r, v in self.preload:
             self.blank_regs[r] = v
+        self.block_regs = program.block_regs
         self.preload_overlaps = bool({r for r, _ in self.preload} & set(program.block_regs))
         self.grid = tuple(env["__grid__"])
         self.order = block_order(self.grid, program.raster)
@@ -284,10 +285,15 @@ class Simulator:
             queue.popleft()
             if not queue:
                 eng.queued &= ~(1 << core.slot)
-            if core.blocked is not None and core.blocked[0] == "queue" and \
-                    core.blocked[1] is eng:
+            b = core.blocked
+            if b is not None and b[0] == "queue" and b[1] is eng:
                 core.wake(now)
-            self._start(core, eng, op, now)
+            if eng.index < 2 and self.hazards is None:     # self._start of a DMA
+                op.start = now
+                core.inflight += 1
+                self._start_dma(core, eng, op, now)
+            else:
+                self._start(core, eng, op, now)
 
     def _try_one(self, eng, now: float) -> None:
         """`try_start` where a core holds one block slot (the usual case): its queue's
