@@ -60,17 +60,20 @@ def accesses(draw):
         boxes[name] = tuple(box + [last])
     ops = []
     for _ in range(draw(st.integers(1, 60))):
-        kind = draw(st.sampled_from(["tile"] * 6 + ["any", "fresh"]))
+        kind = draw(st.sampled_from(["tile"] * 6 + ["any", "fresh", "scalar"]))
         name = draw(st.sampled_from(sorted(TENSORS)))
-        shape, _ = TENSORS[name]
+        shape, itemsize = TENSORS[name]
         if kind == "tile":
             box = boxes[name]
             starts = tuple(draw(st.integers(-1, -(-n // e))) * e for n, e in zip(shape, box))
-            ops.append((name, starts, box))
+            ops.append((name, starts, box, itemsize))
         elif kind == "any":
             box = tuple(draw(st.integers(0, n + 2)) for n in shape)
             starts = tuple(draw(st.integers(-2, n)) for n in shape)
-            ops.append((name, starts, box))
+            ops.append((name, starts, box, itemsize))
+        elif kind == "scalar":        # a scalar load (LDG), which may read another width
+            starts = tuple(draw(st.integers(0, n - 1)) for n in shape)
+            ops.append((name, starts, (1,) * len(shape), draw(st.sampled_from([1, 4]))))
         else:
             ops.append(None)
     return ops
@@ -82,8 +85,8 @@ def _replay(ops, capacity):
         if op is None:                       # the next grid: a copy of the contents
             cache, plain = cache.fresh_counts(), plain.copy()
             continue
-        name, starts, box = op
-        shape, itemsize = TENSORS[name]
+        name, starts, box, itemsize = op
+        shape = TENSORS[name][0]
         assert cache.access(name, shape, itemsize, starts, box) == \
             plain.access(name, shape, itemsize, starts, box), op
     return cache, plain

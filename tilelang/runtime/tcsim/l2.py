@@ -55,7 +55,7 @@ class L2:
         self.clock = 0
         self.maps: dict = {}                  # tensor -> last-touch clock per sector
         self.tiled: dict = {}                 # tensor -> _Tiling, while it is tiled
-        self.boxes: dict = {}                 # (tensor, starts, box) -> (clock, sectors)
+        self.boxes: dict = {}         # (tensor, starts, box, itemsize) -> (clock, sectors)
         self.pending: dict = {}               # tensor -> {box key: touches to write}
         self.hits = self.misses = 0           # sectors
 
@@ -102,14 +102,16 @@ class L2:
         (boxes never overlap, so the order does not matter) and the repeat shortcut."""
         tiling = self.tiled.pop(name)
         box = tiling.box
+        # the map's rows are as the tensor's first access (the tiling's) sized them
+        self._map(name, tiling.shape, tiling.itemsize)
         for starts, (stamp, total) in tiling.stamps.items():
             self._view(name, tiling.shape, tiling.itemsize, starts, box)[...] = stamp
-            self.boxes[(name, starts, box)] = (stamp, total)
+            self.boxes[(name, starts, box, tiling.itemsize)] = (stamp, total)
 
     # ------------------------------------------------------------------ the sector map
     def _sector_access(self, name, shape, itemsize, starts, box) -> tuple[int, int]:
-        key = (name, starts, box)
-        seen = self.boxes.get(key)
+        key = (name, starts, box, itemsize)     # the same box of another width is not
+        seen = self.boxes.get(key)               # a repeat: its sectors differ
         if seen is not None and self.clock - seen[0] < self.capacity:
             self.boxes[key] = (self.clock, seen[1])
             later = self.pending.setdefault(name, {})
@@ -137,17 +139,22 @@ class L2:
         """Write the touches the repeat shortcut deferred for tensor `name`."""
         touched = self.pending.pop(name, None)
         if touched:
-            for (_, starts, box), (shape, itemsize, clock) in touched.items():
+            for (_, starts, box, _), (shape, itemsize, clock) in touched.items():
                 self._view(name, shape, itemsize, starts, box)[...] = clock
 
-    def _view(self, name, shape, itemsize, starts, box):
-        """The sectors of `box` in the tensor's map (a numpy view), None if empty; the
-        map is made (nothing resident) at the tensor's first use."""
+    def _map(self, name, shape, itemsize):
+        """The tensor's map of last-touch clocks, made (nothing resident) at its first
+        use: a row of `itemsize`-byte elements per index of the leading dims."""
         m = self.maps.get(name)
         if m is None:
             row = -(-shape[-1] * itemsize // self.sector)
             m = np.full(tuple(shape[:-1]) + (row,), -(self.capacity + 1), np.int64)
             self.maps[name] = m
+        return m
+
+    def _view(self, name, shape, itemsize, starts, box):
+        """The sectors of `box` in the tensor's map (a numpy view), None if empty."""
+        m = self._map(name, shape, itemsize)
         index = []
         for s, e, n in zip(starts[:-1], box[:-1], shape[:-1]):
             lo, hi = max(s, 0), min(s + e, n)
