@@ -23,9 +23,15 @@ class Pool:
     last event was handled (None: none). Posting the same (version, time) again would
     put a second copy behind the first in that time's events: the first one's handling
     pops a transfer and bumps the version, so the copy could only be stale — it is not
-    posted."""
+    posted.
+
+    `deferred`: while a pool event is handled (its completions start further transfers,
+    often one per engine whose data landed), a list the pools' posts go to instead of the
+    agenda, each with the place in its time's events it would have taken; a pool's later
+    post drops its earlier one (which could only be stale), and `flush` puts the rest in
+    their places — the agenda as if every post had been made, less stale events."""
     __slots__ = ("name", "rate_total", "cap", "v", "t", "heap", "n", "version", "seq",
-                 "bytes", "times", "at", "posted")
+                 "bytes", "times", "at", "posted", "deferred")
 
     def __init__(self, name: str, bytes_per_clk: float, cap: float, times=None, at=None):
         self.name = name
@@ -41,6 +47,7 @@ class Pool:
         self.times = times if times is not None else []
         self.at = at if at is not None else {}
         self.posted = None
+        self.deferred = None
 
     def rate(self) -> float:
         """Bytes per cycle of each active transfer."""
@@ -74,11 +81,23 @@ class Pool:
         t = self.t + (left if left > 0.0 else 0.0) / (share if share < self.cap else self.cap)
         self.posted = t
         events = self.at.get(t)
-        if events is None:
+        if self.deferred is not None:
+            self._defer(t, events)
+        elif events is None:
             self.at[t] = [(POOL, self, self.version)]
             heapq.heappush(self.times, t)
         else:
             events.append((POOL, self, self.version))
+
+    def _defer(self, t: float, events) -> None:
+        """Keep a post for `flush`, with the number of events its time has now."""
+        deferred = self.deferred
+        if deferred:
+            for i, (pool, *_) in enumerate(deferred):
+                if pool is self:              # superseded: that event could only be stale
+                    del deferred[i]
+                    break
+        deferred.append((self, t, 0 if events is None else len(events), self.version))
 
     def next_finish(self) -> float | None:
         """Absolute time of the next completion, at the current rate."""
@@ -124,3 +143,30 @@ class Pool:
             self.n -= len(done)
             self.version += 1
         return done
+
+
+def flush(deferred: list, at: dict, times: list) -> None:
+    """Put the deferred posts (Pool.deferred, in the order they were made) on the agenda
+    where they would have gone: behind the events their time had then, and behind the
+    deferred posts before them for the same time (their times' lists only grow while an
+    event is handled, and never lose the events they had)."""
+    if len(deferred) == 1:                    # the usual case, written out
+        pool, t, n, version = deferred.pop()
+        events = at.get(t)
+        if events is None:
+            at[t] = [(POOL, pool, version)]
+            heapq.heappush(times, t)
+        else:
+            events.insert(n, (POOL, pool, version))
+        return
+    placed: dict = {}
+    for pool, t, n, version in deferred:
+        events = at.get(t)
+        if events is None:
+            at[t] = [(POOL, pool, version)]
+            heapq.heappush(times, t)
+        else:
+            k = placed.get(t, 0)
+            events.insert(n + k, (POOL, pool, version))
+        placed[t] = placed.get(t, 0) + 1
+    deferred.clear()

@@ -8,6 +8,7 @@ from __future__ import annotations
 import heapq
 
 from . import numerics as nx
+from .bandwidth import flush
 from .l2 import sectors
 from .machine import DONE
 from .useful import on_load as useful_load
@@ -124,9 +125,15 @@ class DmaPath:
         return tuple(group)
 
     def _pool_event(self, pool, now: float) -> None:
-        """A pool's transfers that are done go on to their next phase or land."""
+        """A pool's transfers that are done go on to their next phase or land. Where
+        several land (several engines may start a transfer each), the pools' posts
+        meanwhile are deferred (Pool.deferred) and placed at the end."""
         data_end = self.data_end
-        for _, _, job, rest in pool.pop_done(now):
+        done = pool.pop_done(now)
+        defer = len(done) > 1 or (done and done[0][2].__class__ is tuple)
+        if defer:
+            self.hbm.deferred = self.l2pool.deferred = self.deferred
+        for _, _, job, rest in done:
             if rest is not None:
                 rest[0].add(now, rest[1], job, None)
             elif job.__class__ is tuple:
@@ -134,6 +141,10 @@ class DmaPath:
                     data_end(op, now)
             else:
                 data_end(job, now)
+        if defer:
+            self.hbm.deferred = self.l2pool.deferred = None
+            if self.deferred:
+                flush(self.deferred, self.at, self.times)
         pool.post()
 
     def data_end(self, op, now: float) -> None:

@@ -68,6 +68,7 @@ class Simulator(DmaPath):
         self.hbm = Pool("HBM", self.hbm_per_clk * cfg.hbm_efficiency, cap, self.times, self.at)
         self.l2pool = Pool("L2", cfg.l2_bytes_per_s / (self.clock_ghz * 1e9), cap, self.times,
                            self.at)
+        self.deferred: list = []                # pool posts during a pool event (dma.py)
         # a later grid of a kernel starts with what the earlier ones left in L2
         self.l2 = L2(cfg.l2_bytes, cfg.l2_sector_bytes) if l2 is None else l2.fresh_counts()
         self.sector = self.l2.sector
