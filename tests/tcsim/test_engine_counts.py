@@ -124,12 +124,12 @@ def test_the_scalar_unit_shortcuts_count_the_same(name, monkeypatch):
     it, and a unit woken by a pop refills the queue at the pop where its step could
     only do that: with both off (it always comes back, its step runs at the end of the
     time's events) every figure is the same, and with them on they are taken."""
-    from tilelang.runtime.tcsim import decode, machine
+    from tilelang.runtime.tcsim import decode, events, machine
     build, args, kw = CASES[name]
     taken = []
-    resume = machine.Core.resume_here
-    monkeypatch.setattr(machine.Core, "resume_here",
-                        lambda core, now: (taken.append(now), resume(core, now)))
+    resume = events._resume_at_pop
+    monkeypatch.setattr(events, "_resume_at_pop",
+                        lambda core, now, step: (taken.append(now), resume(core, now, step)))
     assert figures(run(build(), *args(), mode="timing", **kw)) == PINNED[name]
     if name == "fa_ws":
         assert taken

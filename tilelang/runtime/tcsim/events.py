@@ -14,6 +14,7 @@ from __future__ import annotations
 import heapq
 
 from .errors import SimError
+from . import machine
 from .machine import DONE, STEP, TRY, Core
 
 
@@ -55,7 +56,8 @@ def run_timing(sim) -> None:
     times, at = sim.times, sim.at
     pop, push = heapq.heappop, sim.push
     try_start, pool_event = sim.try_start, sim._pool_event
-    try_fixed = _fixed_starter(sim)
+    resume = _resumer(sim)
+    try_fixed = _fixed_starter(sim, resume)
     code, depth = sim.code, sim.cfg.queue_depth
     limit = sim.max_events or 0
     count = 0
@@ -100,16 +102,17 @@ def run_timing(sim) -> None:
                     try_start(obj, t)
             elif kind == STEP:
                 if obj.blocked is None and not obj.done:
-                    # Core.step's decision where the unit stands at an engine
-                    # instruction whose queue is still full (a unit that stopped there
-                    # comes back to find it so): it blocks, and nothing else happens
                     d = code[obj.pc]
-                    if d.engine >= 0 and obj.t <= t and not obj.loading and \
-                            len(obj.queues[d.engine]) >= depth:
+                    if d.engine < 0 or obj.t > t or obj.loading:
+                        obj.step(t)
+                    elif len(obj.queues[d.engine]) >= depth:
+                        # Core.step's decision where the unit stands at an engine
+                        # instruction whose queue is still full (a unit that stopped
+                        # there comes back to find it so): it blocks, nothing else
                         obj.blocked = ("queue", obj.engines[d.engine])
                         obj.t = obj.blocked_since = t
                     else:
-                        obj.step(t)
+                        resume(obj, d, t)
             elif arg == obj.version:
                 pool_event(obj, t)
             if limit:
@@ -119,7 +122,37 @@ def run_timing(sim) -> None:
         del at[t]
 
 
-def _fixed_starter(sim):
+def _resumer(sim):
+    """`Core.step` of a unit at `now` standing at engine instruction `d` (its pc) whose
+    queue has room, with no scalar load in flight and its time not past `now`: the
+    compiled region from there (runs.py) runs without the interpreter's set-up, and
+    where it stops at a full queue, `Core._stop_at_full`'s decision is taken here. A
+    region run to its end, or an instruction without one, goes on in `Core.step`."""
+    times, at, code = sim.times, sim.at, sim.code
+    early = machine.EARLY_BLOCK
+
+    def resume(core, d, now) -> None:
+        block = d.block
+        if block is None:
+            core.step(now)
+            return
+        fn, end = block
+        pc, t, n = fn(core, core.regs, now)
+        sim.instructions += n
+        core.pc, core.t = pc, t
+        if pc == end:
+            core.step(now)
+            return
+        eng = core.engines[code[pc].engine]
+        if t > now and not (early and eng.solo_fixed and eng.busy_until > t):
+            _push(times, at, t, (STEP, core, None))
+        else:
+            core.blocked = ("queue", eng)
+            core.blocked_since = t
+    return resume
+
+
+def _fixed_starter(sim, resume):
     """`Simulator.try_start` for an MMA or VEC engine with one block slot (the engine is
     free at `now`), as a closure over the run's state: start its queue's head if it is
     ready and its waits hold. Its two events per start go on the agenda as
@@ -202,9 +235,20 @@ def _fixed_starter(sim):
                 else:
                     events.append((TRY, eng, None))
                 if refill:
-                    core.resume_here(now)
+                    _resume_at_pop(core, now, resume)
                 return
     return try_fixed
+
+
+def _resume_at_pop(core, now, resume) -> None:
+    """`Core.wake` of a unit blocked on a full queue and the step it would post, run at
+    once (a refill at the pop: try_fixed)."""
+    core.stall["queue_full"] += now - core.blocked_since
+    core.blocked = None
+    if core.t > now:
+        core.step(now)
+    else:
+        resume(core, core.code[core.pc], now)
 
 
 def _push(times, at, t, event) -> None:

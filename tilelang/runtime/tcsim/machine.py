@@ -176,12 +176,6 @@ class Core:
             else:
                 events.append((STEP, self, None))
 
-    def resume_here(self, now: float) -> None:
-        """`wake` and the step it posts, run at once (events.py: a refill run at the pop)."""
-        self.stall["queue_full"] += now - self.blocked_since
-        self.blocked = None
-        self.step(now)
-
     def step(self, now: float) -> None:
         sim = self.sim
         code, regs = self.code, self.regs
