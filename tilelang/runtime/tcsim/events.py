@@ -200,7 +200,11 @@ def _fixed_starter(sim, resume):
                 refill = span and d.cycles > span + 1.0 and not core.loading and \
                     len(queue) == depth1
                 if not refill:
-                    core.wake(now)
+                    # Core.wake of a unit blocked on this queue: its step goes on at
+                    # the end of this time's events (the list run_timing is handling)
+                    core.stall["queue_full"] += now - core.blocked_since
+                    core.blocked = None
+                    at[now].append((STEP, core, None))
             # Simulator._start, an MMA / VEC instruction: a fixed cost
             op.start = now
             core.inflight += 1
@@ -230,10 +234,10 @@ def _fixed_starter(sim, resume):
             if busy_until > now:
                 events = at.get(busy_until)
                 if events is None:
-                    at[busy_until] = [(TRY, eng, None)]
+                    at[busy_until] = [eng.try_event]
                     heappush(times, busy_until)
                 else:
-                    events.append((TRY, eng, None))
+                    events.append(eng.try_event)
                 if refill:
                     _resume_at_pop(core, now, resume)
                 return

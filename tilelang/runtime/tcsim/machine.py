@@ -59,7 +59,8 @@ class Engine:
     (round robin), as a core's schedulers pick among ready warps."""
     __slots__ = ("index", "name", "phys", "slots", "busy_until", "data_active", "busy",
                  "stall_sem", "stall_bw", "waiting", "wait_since", "seen", "rr", "queued",
-                 "transfers", "max_transfers", "data_since", "data_moved", "solo_fixed")
+                 "transfers", "max_transfers", "data_since", "data_moved", "solo_fixed",
+                 "try_event")
 
     def __init__(self, index: int, phys: int, max_transfers: int = 1):
         self.index = index
@@ -83,6 +84,7 @@ class Engine:
         self.data_since = 0.0
         self.data_moved = 0
         self.solo_fixed = False     # an MMA / VEC engine of one block slot (events.py)
+        self.try_event = (TRY, self, None)      # its agenda entry (Simulator.push's)
 
 
 class Core:
