@@ -25,6 +25,7 @@ def run_general(sim) -> None:
     try_start, complete, pool_event = sim.try_start, sim.complete, sim._pool_event
     limit = sim.max_events or 0
     count = 0
+    try_k, done_k, step_k = TRY, DONE, STEP        # locals: read once per event
     while times:
         t = pop(times)
         # events pushed for `t` while its events run join the end of its list, and a
@@ -40,7 +41,7 @@ def run_general(sim) -> None:
                     push(obj.busy_until, TRY, obj)
                 else:
                     try_start(obj, t)
-            elif kind == STEP:
+            elif kind == step_k:
                 if obj.blocked is None and not obj.done:
                     obj.step(t)
             elif arg == obj.version:
@@ -77,13 +78,23 @@ def _timing_loop(sim) -> None:
     code, depth = sim.code, sim.cfg.queue_depth
     limit = sim.max_events or 0
     count = 0
+    try_k, done_k, step_k = TRY, DONE, STEP        # locals: read once per event
     while times:
         t = pop(times)
         # events pushed for `t` while its events run join the end of its list, and a
         # list's iterator reaches what is appended to it while it runs
         events = at[t]
         for kind, obj, arg in events:
-            if kind == DONE:
+            if kind == try_k:            # the commonest kind first
+                if obj.data_active:
+                    pass
+                elif obj.busy_until > t:
+                    push(obj.busy_until, TRY, obj)
+                elif obj.solo_fixed:
+                    try_fixed(obj, t)
+                else:
+                    try_start(obj, t)
+            elif kind == done_k:
                 core = obj.core
                 core.inflight -= 1
                 sem = obj.signal
@@ -100,23 +111,14 @@ def _timing_loop(sim) -> None:
                                 if isinstance(w, Core):
                                     w.wake(t)
                                 else:
-                                    events.append((TRY, w, None))    # at t
+                                    events.append(w.try_event)    # at t
                 b = core.blocked
                 if b is not None and (b[0] == "fence" or b[0] == "halt") and \
                         core.inflight == 0:
                     q0, q1, q2, q3 = core.queues
                     if not (q0 or q1 or q2 or q3):
                         core.wake(t)
-            elif kind == TRY:
-                if obj.data_active:
-                    pass
-                elif obj.busy_until > t:
-                    push(obj.busy_until, TRY, obj)
-                elif obj.solo_fixed:
-                    try_fixed(obj, t)
-                else:
-                    try_start(obj, t)
-            elif kind == STEP:
+            elif kind == step_k:
                 if obj.blocked is None and not obj.done:
                     d = code[obj.pc]
                     if d.engine < 0 or obj.t > t or obj.loading:
