@@ -25,7 +25,6 @@ def run_general(sim) -> None:
     try_start, complete, pool_event = sim.try_start, sim.complete, sim._pool_event
     limit = sim.max_events or 0
     count = 0
-    try_k, done_k, step_k = TRY, DONE, STEP        # locals: read once per event
     while times:
         t = pop(times)
         # events pushed for `t` while its events run join the end of its list, and a
@@ -41,7 +40,7 @@ def run_general(sim) -> None:
                     push(obj.busy_until, TRY, obj)
                 else:
                     try_start(obj, t)
-            elif kind == step_k:
+            elif kind == STEP:
                 if obj.blocked is None and not obj.done:
                     obj.step(t)
             elif arg == obj.version:
@@ -58,8 +57,9 @@ def run_timing(sim) -> None:
 
     Python's cycle collector stays off meanwhile: the loop allocates and frees
     millions of events and in-flight instructions, which reference counting frees
-    (none is part of a cycle), and the collector's passes over them cost about a
-    tenth of the run; it is switched back on (if it was on) however the run ends."""
+    (once handled, none is part of a cycle), and the collector's passes over them cost
+    about a tenth of the run; it is switched back on (if it was on) however the run
+    ends."""
     was_on = gc.isenabled()
     gc.disable()
     try:
