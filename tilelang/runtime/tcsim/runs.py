@@ -12,13 +12,16 @@ from __future__ import annotations
 
 from .numerics import SCALAR_BIN
 
-# operations whose meaning is a Python expression (exactly the numerics lambdas)
+# operations whose meaning is a Python expression (exactly the numerics lambdas: a
+# condition's 0 / 1 written as a conditional expression, which is int(condition)
+# without the call)
 _BIN = {"ADD": "({a} + {b})", "SUB": "({a} - {b})", "MUL": "({a} * {b})",
         "ADDI": "({a} + {b})", "MULI": "({a} * {b})",
-        "LT": "int({a} < {b})", "LE": "int({a} <= {b})", "GT": "int({a} > {b})",
-        "GE": "int({a} >= {b})", "EQ": "int({a} == {b})", "NE": "int({a} != {b})",
-        "AND": "int(bool({a}) and bool({b}))", "OR": "int(bool({a}) or bool({b}))"}
-_UN = {"MOV": "{a}", "NEG": "(-{a})", "NOT": "int(not {a})"}
+        "LT": "(1 if {a} < {b} else 0)", "LE": "(1 if {a} <= {b} else 0)",
+        "GT": "(1 if {a} > {b} else 0)", "GE": "(1 if {a} >= {b} else 0)",
+        "EQ": "(1 if {a} == {b} else 0)", "NE": "(1 if {a} != {b} else 0)",
+        "AND": "(1 if {a} and {b} else 0)", "OR": "(1 if {a} or {b} else 0)"}
+_UN = {"MOV": "{a}", "NEG": "(-{a})", "NOT": "(0 if {a} else 1)"}
 
 MIN_RUN = 2          # shorter runs are interpreted (a call costs about one step)
 
