@@ -10,6 +10,8 @@ scalar unit still charges `scalar_cycles` per instruction.
 """
 from __future__ import annotations
 
+import math
+
 from .numerics import SCALAR_BIN
 
 # operations whose meaning is a Python expression (exactly the numerics lambdas: a
@@ -42,13 +44,24 @@ def compile_runs(code, kinds, cycles) -> None:
         i = max(j, i + 1)
 
 
+def _literal(v):
+    """`v` as Python source that evaluates to an equal object of its type (an int, or a
+    finite float: repr round-trips), or None. A literal is read faster than a name."""
+    if type(v) is int or (type(v) is float and math.isfinite(v)):
+        return f"({v!r})"
+    return None
+
+
 def _operands(consts: dict, regs: str):
     """The source text of an operand spec: a register read from `regs`, or a constant
-    bound into `consts` under a fresh name."""
+    (a literal, or bound into `consts` under a fresh name)."""
     def operand(spec) -> str:
         is_reg, v = spec
         if is_reg:
             return f"{regs}[{v}]"
+        lit = _literal(v)
+        if lit is not None:
+            return lit
         name = f"k{len(consts)}"
         consts[name] = v
         return name
@@ -56,7 +69,7 @@ def _operands(consts: dict, regs: str):
 
 
 def _compile(ds, cycles):
-    consts: dict = {"C": cycles}
+    consts: dict = {"C": cycles}       # the source reads C where cycles has no literal
     operand = _operands(consts, "r")
     lines = ["def run(r, t):"]
     for d in ds:
@@ -81,7 +94,7 @@ def _compile(ds, cycles):
                 consts[fn] = d.fn
                 expr = f"{fn}({x})"
         lines.append(f"    {dst} = {expr}")
-    lines += _add_cycles("    ", len(ds))
+    lines += _add_cycles("    ", len(ds), cycles)
     lines.append("    return t")
     namespace = dict(consts)
     exec("\n".join(lines), namespace)          # source built from decoded operands only
@@ -92,14 +105,15 @@ def _compile(ds, cycles):
 _SUM_TERMS = 64
 
 
-def _add_cycles(pad: str, k: int) -> list:
+def _add_cycles(pad: str, k: int, cycles) -> list:
     """Source adding the scalar cycles of `k` instructions to `t`, one addition per
     instruction in order (`t + C + C` is `(t + C) + C`: the float sums round as the
     interpreter's `t += C` per instruction do), without storing `t` in between."""
+    term = f" + {_literal(cycles) or 'C'}"
     out = []
     while k > 0:
         m = min(k, _SUM_TERMS)
-        out.append(f"{pad}t = t{' + C' * m}")
+        out.append(f"{pad}t = t{term * m}")
         k -= m
     return out
 
@@ -231,7 +245,8 @@ def _on_first_use(code, k, end, cycles, depth, branch_kinds):
 
 def _region(code, start, end, cycles, depth, branch_kinds):
     k_if, k_else, k_endif = branch_kinds
-    consts: dict = {"C": cycles, "DEPTH": depth}
+    consts: dict = {"C": cycles}
+    c = _literal(cycles) or "C"
     lines = ["def block(core, r, t):", "    n = 0", "    queues = core.queues"]
     operand = _operands(consts, "r")
     # instructions run since `t` and `n` were last brought up to date: the scalar ALU
@@ -242,7 +257,7 @@ def _region(code, start, end, cycles, depth, branch_kinds):
     def settle(pad):
         nonlocal pending
         if pending:
-            lines.extend(_add_cycles(pad, pending))
+            lines.extend(_add_cycles(pad, pending, cycles))
             lines.append(f"{pad}n += {pending}")
             pending = 0
 
@@ -256,7 +271,7 @@ def _region(code, start, end, cycles, depth, branch_kinds):
                 name = f"d{pc}"
                 consts[name] = d
                 lines.append(f"{pad}q = queues[{d.engine}]")
-                lines.append(f"{pad}if len(q) >= DEPTH:")
+                lines.append(f"{pad}if len(q) >= {depth}:")
                 lines.append(f"{pad}    return {pc}, t, n")
                 eng = f"core.engines[{d.engine}]"
                 if d.make_op is not None:
@@ -264,11 +279,11 @@ def _region(code, start, end, cycles, depth, branch_kinds):
                     # (the usual case where the unit keeps a queue full)
                     consts[f"m{pc}"] = d.make_op
                     lines.append(f"{pad}if q and not core.sim.functional:")
-                    lines.append(f"{pad}    q.append(m{pc}(core, r, t + C, {eng}))")
+                    lines.append(f"{pad}    q.append(m{pc}(core, r, t + {c}, {eng}))")
                     lines.append(f"{pad}else:")
-                    lines.append(f"{pad}    core.sim.dispatch(core, {eng}, {name}, t + C)")
+                    lines.append(f"{pad}    core.sim.dispatch(core, {eng}, {name}, t + {c})")
                 else:
-                    lines.append(f"{pad}core.sim.dispatch(core, {eng}, {name}, t + C)")
+                    lines.append(f"{pad}core.sim.dispatch(core, {eng}, {name}, t + {c})")
                 pending = 1
                 pc += 1
             elif d.kind == k_if:
