@@ -141,6 +141,25 @@ def test_the_scalar_unit_shortcuts_count_the_same(name, monkeypatch):
     assert not taken
 
 
+def test_a_unit_at_a_full_dma_queue_blocks_while_the_transfer_cannot_end(monkeypatch):
+    """A unit stopped at a full DMA queue, whose engine's one transfer cannot have moved
+    its bytes by the unit's time, blocks at once: taken in a pipelined GEMM, with every
+    figure pinned (the shortcut test above turns it off)."""
+    from tilelang.runtime.tcsim import machine
+    build, args, kw = CASES["gemm_pipelined"]
+    taken = []
+    full_past = machine.full_past
+
+    def spy(eng, t, share):
+        out = full_past(eng, t, share)
+        if out and not eng.solo_fixed:
+            taken.append(t)
+        return out
+    monkeypatch.setattr(machine, "full_past", spy)
+    assert figures(run(build(), *args(), mode="timing", **kw)) == PINNED["gemm_pipelined"]
+    assert taken
+
+
 def _branchy():
     """A loop whose body fills the vector queue inside both arms of an IF / ELSE (the
     scalar unit resumes inside a then-branch and an else-branch) and after it."""

@@ -148,6 +148,7 @@ def _resumer(sim):
     region run to its end, or an instruction without one, goes on in `Core.step`."""
     times, at, code = sim.times, sim.at, sim.code
     early = machine.EARLY_BLOCK
+    full_past, share = machine.full_past, sim.port / sim.cfg.dma_transfers
 
     def resume(core, d, now) -> None:
         block = d.block
@@ -162,7 +163,7 @@ def _resumer(sim):
             core.step(now)
             return
         eng = core.engines[code[pc].engine]
-        if t > now and not (early and eng.solo_fixed and eng.busy_until > t):
+        if t > now and not (early and full_past(eng, t, share)):
             _push(times, at, t, (STEP, core, None))
         else:
             core.blocked = ("queue", eng)
