@@ -124,12 +124,12 @@ def test_the_scalar_unit_shortcuts_count_the_same(name, monkeypatch):
     it, and a unit woken by a pop refills the queue at the pop where its step could
     only do that: with both off (it always comes back, its step runs at the end of the
     time's events) every figure is the same, and with them on they are taken."""
-    from tilelang.runtime.tcsim import decode, machine
+    from tilelang.runtime.tcsim import decode, events, machine
     build, args, kw = CASES[name]
     taken = []
-    resume = machine.Core.resume_here
-    monkeypatch.setattr(machine.Core, "resume_here",
-                        lambda core, now: (taken.append(now), resume(core, now)))
+    resume = events._resume_at_pop
+    monkeypatch.setattr(events, "_resume_at_pop",
+                        lambda core, now, step: (taken.append(now), resume(core, now, step)))
     assert figures(run(build(), *args(), mode="timing", **kw)) == PINNED[name]
     if name == "fa_ws":
         assert taken
@@ -139,6 +139,25 @@ def test_the_scalar_unit_shortcuts_count_the_same(name, monkeypatch):
     taken.clear()
     assert figures(run(build(), *args(), mode="timing", **kw)) == PINNED[name]
     assert not taken
+
+
+def test_a_unit_at_a_full_dma_queue_blocks_while_the_transfer_cannot_end(monkeypatch):
+    """A unit stopped at a full DMA queue, whose engine's one transfer cannot have moved
+    its bytes by the unit's time, blocks at once: taken in a pipelined GEMM, with every
+    figure pinned (the shortcut test above turns it off)."""
+    from tilelang.runtime.tcsim import machine
+    build, args, kw = CASES["gemm_pipelined"]
+    taken = []
+    full_past = machine.full_past
+
+    def spy(eng, t, share):
+        out = full_past(eng, t, share)
+        if out and not eng.solo_fixed:
+            taken.append(t)
+        return out
+    monkeypatch.setattr(machine, "full_past", spy)
+    assert figures(run(build(), *args(), mode="timing", **kw)) == PINNED["gemm_pipelined"]
+    assert taken
 
 
 def _branchy():

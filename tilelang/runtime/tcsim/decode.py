@@ -11,6 +11,7 @@ import math
 from ...targets.tcsim.config import MachineConfig
 from ...targets.tcsim.isa import Glob, Imm, Program, Reg, SemRef, Tile, Wait
 from .runs import compile_dispatch, compile_regions, compile_runs
+from .useful import vec_keys
 from .vec_cost import vec_cycles
 
 ENGINE_INDEX = {"DMA_IN": 0, "DMA_OUT": 1, "MMA": 2, "VEC": 3}
@@ -49,7 +50,7 @@ class DI:
                  "line", "index", "elems", "kind", "fn", "operand_bytes",
                  "static_stages", "regs", "ta", "tb", "box_elems", "mcast", "run",
                  "wait_sems", "signal_sem", "latency", "smem_bytes", "esize", "to_smem",
-                 "make_op", "block", "refill")
+                 "make_op", "block", "refill", "valid_keys")
 
     def __init__(self):
         self.jump = -1
@@ -87,6 +88,7 @@ class DI:
         self.make_op = None         # (core, regs, ready, engine) -> Op (runs.py)
         self.block = None           # (core, regs, t) -> (pc, t, count): a region (runs.py)
         self.refill = 0             # see _refills
+        self.valid_keys = None      # VEC with static stages: useful.vec_keys
 
 
 def _operand(x, bufs):
@@ -152,6 +154,8 @@ def decode_program(p: Program, cfg: MachineConfig) -> list[DI]:
         if d.engine >= 0:
             _engine_fields(d, ins, cfg)
             _engine_constants(d, cfg, offsets, sizes, shared, dtypes)
+            if d.engine == 3 and d.static_stages is not None and d.tiles:
+                d.valid_keys = vec_keys(d.tiles, d.static_stages)
         else:
             _scalar_fields(d)
         d.regs = _registers(ins)

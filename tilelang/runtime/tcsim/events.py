@@ -11,9 +11,11 @@ is the same (tests/tcsim/test_engine_counts.py runs both).
 """
 from __future__ import annotations
 
+import gc
 import heapq
 
 from .errors import SimError
+from . import machine
 from .machine import DONE, STEP, TRY, Core
 
 
@@ -51,21 +53,48 @@ def run_general(sim) -> None:
 
 
 def run_timing(sim) -> None:
-    """Run `sim`'s events to the end (timing mode: no numerics, hazards or trace)."""
+    """Run `sim`'s events to the end (timing mode: no numerics, hazards or trace).
+
+    Python's cycle collector stays off meanwhile: the loop allocates and frees
+    millions of events and in-flight instructions, which reference counting frees
+    (once handled, none is part of a cycle), and the collector's passes over them cost
+    about a tenth of the run; it is switched back on (if it was on) however the run
+    ends."""
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        _timing_loop(sim)
+    finally:
+        if was_on:
+            gc.enable()
+
+
+def _timing_loop(sim) -> None:
     times, at = sim.times, sim.at
     pop, push = heapq.heappop, sim.push
     try_start, pool_event = sim.try_start, sim._pool_event
-    try_fixed = _fixed_starter(sim)
+    resume = _resumer(sim)
+    try_fixed = _fixed_starter(sim, resume)
     code, depth = sim.code, sim.cfg.queue_depth
     limit = sim.max_events or 0
     count = 0
+    try_k, done_k, step_k = TRY, DONE, STEP        # locals: read once per event
     while times:
         t = pop(times)
         # events pushed for `t` while its events run join the end of its list, and a
         # list's iterator reaches what is appended to it while it runs
         events = at[t]
         for kind, obj, arg in events:
-            if kind == DONE:
+            if kind == try_k:            # the commonest kind first
+                if obj.data_active:
+                    pass
+                elif obj.busy_until > t:
+                    push(obj.busy_until, TRY, obj)
+                elif obj.solo_fixed:
+                    try_fixed(obj, t)
+                else:
+                    try_start(obj, t)
+            elif kind == done_k:
                 core = obj.core
                 core.inflight -= 1
                 sem = obj.signal
@@ -82,34 +111,26 @@ def run_timing(sim) -> None:
                                 if isinstance(w, Core):
                                     w.wake(t)
                                 else:
-                                    events.append((TRY, w, None))    # at t
+                                    events.append(w.try_event)    # at t
                 b = core.blocked
                 if b is not None and (b[0] == "fence" or b[0] == "halt") and \
                         core.inflight == 0:
                     q0, q1, q2, q3 = core.queues
                     if not (q0 or q1 or q2 or q3):
                         core.wake(t)
-            elif kind == TRY:
-                if obj.data_active:
-                    pass
-                elif obj.busy_until > t:
-                    push(obj.busy_until, TRY, obj)
-                elif obj.solo_fixed:
-                    try_fixed(obj, t)
-                else:
-                    try_start(obj, t)
-            elif kind == STEP:
+            elif kind == step_k:
                 if obj.blocked is None and not obj.done:
-                    # Core.step's decision where the unit stands at an engine
-                    # instruction whose queue is still full (a unit that stopped there
-                    # comes back to find it so): it blocks, and nothing else happens
                     d = code[obj.pc]
-                    if d.engine >= 0 and obj.t <= t and not obj.loading and \
-                            len(obj.queues[d.engine]) >= depth:
+                    if d.engine < 0 or obj.t > t or obj.loading:
+                        obj.step(t)
+                    elif len(obj.queues[d.engine]) >= depth:
+                        # Core.step's decision where the unit stands at an engine
+                        # instruction whose queue is still full (a unit that stopped
+                        # there comes back to find it so): it blocks, nothing else
                         obj.blocked = ("queue", obj.engines[d.engine])
                         obj.t = obj.blocked_since = t
                     else:
-                        obj.step(t)
+                        resume(obj, d, t)
             elif arg == obj.version:
                 pool_event(obj, t)
             if limit:
@@ -119,7 +140,38 @@ def run_timing(sim) -> None:
         del at[t]
 
 
-def _fixed_starter(sim):
+def _resumer(sim):
+    """`Core.step` of a unit at `now` standing at engine instruction `d` (its pc) whose
+    queue has room, with no scalar load in flight and its time not past `now`: the
+    compiled region from there (runs.py) runs without the interpreter's set-up, and
+    where it stops at a full queue, `Core._stop_at_full`'s decision is taken here. A
+    region run to its end, or an instruction without one, goes on in `Core.step`."""
+    times, at, code = sim.times, sim.at, sim.code
+    early = machine.EARLY_BLOCK
+    full_past, share = machine.full_past, sim.port / sim.cfg.dma_transfers
+
+    def resume(core, d, now) -> None:
+        block = d.block
+        if block is None:
+            core.step(now)
+            return
+        fn, end = block
+        pc, t, n = fn(core, core.regs, now)
+        sim.instructions += n
+        core.pc, core.t = pc, t
+        if pc == end:
+            core.step(now)
+            return
+        eng = core.engines[code[pc].engine]
+        if t > now and not (early and full_past(eng, t, share)):
+            _push(times, at, t, (STEP, core, None))
+        else:
+            core.blocked = ("queue", eng)
+            core.blocked_since = t
+    return resume
+
+
+def _fixed_starter(sim, resume):
     """`Simulator.try_start` for an MMA or VEC engine with one block slot (the engine is
     free at `now`), as a closure over the run's state: start its queue's head if it is
     ready and its waits hold. Its two events per start go on the agenda as
@@ -167,7 +219,11 @@ def _fixed_starter(sim):
                 refill = span and d.cycles > span + 1.0 and not core.loading and \
                     len(queue) == depth1
                 if not refill:
-                    core.wake(now)
+                    # Core.wake of a unit blocked on this queue: its step goes on at
+                    # the end of this time's events (the list run_timing is handling)
+                    core.stall["queue_full"] += now - core.blocked_since
+                    core.blocked = None
+                    at[now].append((STEP, core, None))
             # Simulator._start, an MMA / VEC instruction: a fixed cost
             op.start = now
             core.inflight += 1
@@ -197,14 +253,25 @@ def _fixed_starter(sim):
             if busy_until > now:
                 events = at.get(busy_until)
                 if events is None:
-                    at[busy_until] = [(TRY, eng, None)]
+                    at[busy_until] = [eng.try_event]
                     heappush(times, busy_until)
                 else:
-                    events.append((TRY, eng, None))
+                    events.append(eng.try_event)
                 if refill:
-                    core.resume_here(now)
+                    _resume_at_pop(core, now, resume)
                 return
     return try_fixed
+
+
+def _resume_at_pop(core, now, resume) -> None:
+    """`Core.wake` of a unit blocked on a full queue and the step it would post, run at
+    once (a refill at the pop: try_fixed)."""
+    core.stall["queue_full"] += now - core.blocked_since
+    core.blocked = None
+    if core.t > now:
+        core.step(now)
+    else:
+        resume(core, core.code[core.pc], now)
 
 
 def _push(times, at, t, event) -> None:

@@ -25,13 +25,27 @@ from .decode import (K_ATOM, K_BIN, K_LDS, K_ELSE, K_ENDIF, K_ENDLOOP, K_FENCE, 
 
 STEP, TRY, DONE, POOL = 0, 1, 2, 3
 
-# a scalar unit stopped by a full MMA / VEC queue whose engine is busy past the unit's
-# time blocks at once (Core._stop_at_full); False: it always comes back to look (the
-# same figures, more events: tests/tcsim/test_engine_counts.py)
+# a scalar unit stopped by a full queue that nothing can pop by the unit's time blocks at
+# once (Core._stop_at_full, full_past); False: it always comes back to look (the same
+# figures, more events: tests/tcsim/test_engine_counts.py)
 EARLY_BLOCK = True
 
 # what a scalar unit's blocked time counts as (FENCE, HALT and ATOM: "drain")
 _STALL_KIND = {"queue": "queue_full", "sem": "sem_wait"}
+
+
+def full_past(eng, t: float, share: float) -> bool:
+    """Whether `eng` certainly pops none of its queues up to time `t` (and at it): an
+    engine pops a queue only when it starts that queue's head. An MMA / VEC engine of
+    one block slot starts only once free, and it is busy past t. A DMA engine of one
+    transfer at a time starts only once that transfer's data has moved, and a transfer
+    moves at most its port `share` per cycle from its start (`data_since`, its bytes
+    `data_moved`; its pools' phases move at least those bytes): it cannot have moved
+    before t, with a cycle of margin for how the pools' float sums round."""
+    if eng.solo_fixed:
+        return eng.busy_until > t
+    return eng.data_active and eng.max_transfers == 1 and \
+        eng.data_since + eng.data_moved / share > t + 1.0
 
 
 class Sem:
@@ -59,7 +73,8 @@ class Engine:
     (round robin), as a core's schedulers pick among ready warps."""
     __slots__ = ("index", "name", "phys", "slots", "busy_until", "data_active", "busy",
                  "stall_sem", "stall_bw", "waiting", "wait_since", "seen", "rr", "queued",
-                 "transfers", "max_transfers", "data_since", "data_moved", "solo_fixed")
+                 "transfers", "max_transfers", "data_since", "data_moved", "solo_fixed",
+                 "try_event")
 
     def __init__(self, index: int, phys: int, max_transfers: int = 1):
         self.index = index
@@ -83,6 +98,7 @@ class Engine:
         self.data_since = 0.0
         self.data_moved = 0
         self.solo_fixed = False     # an MMA / VEC engine of one block slot (events.py)
+        self.try_event = (TRY, self, None)      # its agenda entry (Simulator.push's)
 
 
 class Core:
@@ -192,12 +208,6 @@ class Core:
                 heapq.heappush(self.sim.times, now)
             else:
                 events.append((STEP, self, None))
-
-    def resume_here(self, now: float) -> None:
-        """`wake` and the step it posts, run at once (events.py: a refill run at the pop)."""
-        self.stall["queue_full"] += now - self.blocked_since
-        self.blocked = None
-        self.step(now)
 
     def step(self, now: float) -> None:
         sim = self.sim
@@ -320,14 +330,14 @@ class Core:
     def _stop_at_full(self, eng, now: float, pc: int, t: float) -> None:
         """The unit stands at `pc`, an instruction for `eng` whose queue is full, at its
         time `t`: it blocks now (t = now), or comes back at t to look again. Where
-        nothing can pop the queue by t — an MMA / VEC engine of one block slot pops only
-        when it starts, and it is busy past t — coming back would only block it there:
-        it blocks at once, as of t (its state at t, and every state another unit reads
-        before then, is what the visit would leave)."""
-        if t > now and not (EARLY_BLOCK and eng.solo_fixed and eng.busy_until > t
-                            and not self.loading):
+        nothing can pop the queue by t (`full_past`), coming back would only block it
+        there: it blocks at once, as of t (its state at t, and every state another unit
+        reads before then, is what the visit would leave)."""
+        sim = self.sim
+        if t > now and not (EARLY_BLOCK and not self.loading and
+                            full_past(eng, t, sim.port / sim.cfg.dma_transfers)):
             self.pc, self.t = pc, t
-            self.sim.push(t, STEP, self)
+            sim.push(t, STEP, self)
         else:
             self.block_on(("queue", eng), t, pc, t)
 

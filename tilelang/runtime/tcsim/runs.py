@@ -10,15 +10,20 @@ scalar unit still charges `scalar_cycles` per instruction.
 """
 from __future__ import annotations
 
+import math
+
 from .numerics import SCALAR_BIN
 
-# operations whose meaning is a Python expression (exactly the numerics lambdas)
+# operations whose meaning is a Python expression (exactly the numerics lambdas: a
+# condition's 0 / 1 written as a conditional expression, which is int(condition)
+# without the call)
 _BIN = {"ADD": "({a} + {b})", "SUB": "({a} - {b})", "MUL": "({a} * {b})",
         "ADDI": "({a} + {b})", "MULI": "({a} * {b})",
-        "LT": "int({a} < {b})", "LE": "int({a} <= {b})", "GT": "int({a} > {b})",
-        "GE": "int({a} >= {b})", "EQ": "int({a} == {b})", "NE": "int({a} != {b})",
-        "AND": "int(bool({a}) and bool({b}))", "OR": "int(bool({a}) or bool({b}))"}
-_UN = {"MOV": "{a}", "NEG": "(-{a})", "NOT": "int(not {a})"}
+        "LT": "(1 if {a} < {b} else 0)", "LE": "(1 if {a} <= {b} else 0)",
+        "GT": "(1 if {a} > {b} else 0)", "GE": "(1 if {a} >= {b} else 0)",
+        "EQ": "(1 if {a} == {b} else 0)", "NE": "(1 if {a} != {b} else 0)",
+        "AND": "(1 if {a} and {b} else 0)", "OR": "(1 if {a} or {b} else 0)"}
+_UN = {"MOV": "{a}", "NEG": "(-{a})", "NOT": "(0 if {a} else 1)"}
 
 MIN_RUN = 2          # shorter runs are interpreted (a call costs about one step)
 
@@ -39,13 +44,24 @@ def compile_runs(code, kinds, cycles) -> None:
         i = max(j, i + 1)
 
 
+def _literal(v):
+    """`v` as Python source that evaluates to an equal object of its type (an int, or a
+    finite float: repr round-trips), or None. A literal is read faster than a name."""
+    if type(v) is int or (type(v) is float and math.isfinite(v)):
+        return f"({v!r})"
+    return None
+
+
 def _operands(consts: dict, regs: str):
     """The source text of an operand spec: a register read from `regs`, or a constant
-    bound into `consts` under a fresh name."""
+    (a literal, or bound into `consts` under a fresh name)."""
     def operand(spec) -> str:
         is_reg, v = spec
         if is_reg:
             return f"{regs}[{v}]"
+        lit = _literal(v)
+        if lit is not None:
+            return lit
         name = f"k{len(consts)}"
         consts[name] = v
         return name
@@ -53,7 +69,7 @@ def _operands(consts: dict, regs: str):
 
 
 def _compile(ds, cycles):
-    consts: dict = {"C": cycles}
+    consts: dict = {"C": cycles}       # the source reads C where cycles has no literal
     operand = _operands(consts, "r")
     lines = ["def run(r, t):"]
     for d in ds:
@@ -78,11 +94,28 @@ def _compile(ds, cycles):
                 consts[fn] = d.fn
                 expr = f"{fn}({x})"
         lines.append(f"    {dst} = {expr}")
-        lines.append("    t += C")
+    lines += _add_cycles("    ", len(ds), cycles)
     lines.append("    return t")
     namespace = dict(consts)
     exec("\n".join(lines), namespace)          # source built from decoded operands only
     return namespace["run"]
+
+
+# terms of one `t = t + C + ...` statement (a longer chain nests deeper when compiled)
+_SUM_TERMS = 64
+
+
+def _add_cycles(pad: str, k: int, cycles) -> list:
+    """Source adding the scalar cycles of `k` instructions to `t`, one addition per
+    instruction in order (`t + C + C` is `(t + C) + C`: the float sums round as the
+    interpreter's `t += C` per instruction do), without storing `t` in between."""
+    term = f" + {_literal(cycles) or 'C'}"
+    out = []
+    while k > 0:
+        m = min(k, _SUM_TERMS)
+        out.append(f"{pad}t = t{term * m}")
+        k -= m
+    return out
 
 
 def compile_dispatch(d, op_class):
@@ -129,7 +162,8 @@ def compile_dispatch(d, op_class):
     if d.signal_sem is None:
         lines.append("    op.signal = None")
     else:
-        lines.append(f"    op.signal = core.flat[{d.signal_sem[0]}]")
+        lines.append(f"    op.signal = {'flat' if d.wait_sems else 'core.flat'}"
+                     f"[{d.signal_sem[0]}]")
     lines += ["    op.nbytes = 0", "    op.recs = ()", "    op.core = core",
               "    op.fence = core.last_fence", "    return op"]
     namespace = dict(consts)
@@ -211,61 +245,68 @@ def _on_first_use(code, k, end, cycles, depth, branch_kinds):
 
 def _region(code, start, end, cycles, depth, branch_kinds):
     k_if, k_else, k_endif = branch_kinds
-    consts: dict = {"C": cycles, "DEPTH": depth}
-    lines = ["def block(core, r, t):", "    n = 0", "    queues = core.queues",
-             "    engines = core.engines", "    sim = core.sim", "    dispatch = sim.dispatch",
-             "    timing = not sim.functional"]
-
+    consts: dict = {"C": cycles}
+    c = _literal(cycles) or "C"
+    lines = ["def block(core, r, t):", "    n = 0", "    queues = core.queues"]
     operand = _operands(consts, "r")
+    # instructions run since `t` and `n` were last brought up to date: the scalar ALU
+    # ones do not read them, so their cycles are added where `t` is next read (a
+    # dispatch, a branch's end, a return), in the same order (_add_cycles)
+    pending = 0
+
+    def settle(pad):
+        nonlocal pending
+        if pending:
+            lines.extend(_add_cycles(pad, pending, cycles))
+            lines.append(f"{pad}n += {pending}")
+            pending = 0
 
     def emit(pc, stop, indent):
+        nonlocal pending
         pad = "    " * indent
         while pc < stop:
             d = code[pc]
             if d.engine >= 0:
+                settle(pad)
                 name = f"d{pc}"
                 consts[name] = d
                 lines.append(f"{pad}q = queues[{d.engine}]")
-                lines.append(f"{pad}if len(q) >= DEPTH:")
+                lines.append(f"{pad}if len(q) >= {depth}:")
                 lines.append(f"{pad}    return {pc}, t, n")
+                eng = f"core.engines[{d.engine}]"
                 if d.make_op is not None:
                     # Simulator.dispatch of a timing run into a non-empty queue, inline
                     # (the usual case where the unit keeps a queue full)
                     consts[f"m{pc}"] = d.make_op
-                    lines.append(f"{pad}if timing and q:")
-                    lines.append(f"{pad}    q.append(m{pc}(core, r, t + C, engines[{d.engine}]))")
+                    lines.append(f"{pad}if q and not core.sim.functional:")
+                    lines.append(f"{pad}    q.append(m{pc}(core, r, t + {c}, {eng}))")
                     lines.append(f"{pad}else:")
-                    lines.append(f"{pad}    dispatch(core, engines[{d.engine}], {name}, t + C)")
+                    lines.append(f"{pad}    core.sim.dispatch(core, {eng}, {name}, t + {c})")
                 else:
-                    lines.append(f"{pad}dispatch(core, engines[{d.engine}], {name}, t + C)")
-                lines.append(f"{pad}n += 1")
-                lines.append(f"{pad}t += C")
+                    lines.append(f"{pad}core.sim.dispatch(core, {eng}, {name}, t + {c})")
+                pending = 1
                 pc += 1
             elif d.kind == k_if:
                 target = d.jump                       # its ELSE or ENDIF
-                lines.append(f"{pad}n += 1")
-                lines.append(f"{pad}t += C")
+                pending += 1
                 lines.append(f"{pad}if {operand(d.args[0])}:")
                 lines.append(f"{pad}    pass")
                 endif = target if code[target].kind == k_endif else code[target].jump
+                before = pending
                 emit(pc + 1, target, indent + 1)
-                if code[target].kind == k_else:       # the then-branch runs the ELSE
-                    lines.append(f"{pad}    n += 1")
-                    lines.append(f"{pad}    t += C")
-                else:                                  # ... or reaches the ENDIF
-                    lines.append(f"{pad}    n += 1")
-                    lines.append(f"{pad}    t += C")
+                pending += 1            # the then-branch runs the ELSE or reaches the ENDIF
+                settle(pad + "    ")
                 lines.append(f"{pad}else:")
                 lines.append(f"{pad}    pass")
+                pending = before
                 if code[target].kind == k_else:
                     emit(target + 1, endif, indent + 1)
-                    lines.append(f"{pad}    n += 1")  # the else-branch reaches the ENDIF
-                    lines.append(f"{pad}    t += C")
+                    pending += 1                      # the else-branch reaches the ENDIF
+                settle(pad + "    ")
                 pc = endif + 1
             else:
                 lines.append(f"{pad}{_assign(d, operand, consts)}")
-                lines.append(f"{pad}n += 1")
-                lines.append(f"{pad}t += C")
+                pending += 1
                 pc += 1
 
     pc = start
@@ -274,10 +315,10 @@ def _region(code, start, end, cycles, depth, branch_kinds):
         emit(pc, stop, 1)
         if stop == end:
             break
-        lines.append("    n += 1")                  # the ELSE or ENDIF
-        lines.append("    t += C")
+        pending += 1                                  # the ELSE or ENDIF
         # after a then-branch the ELSE jumps past its ENDIF (not counted)
         pc = code[stop].jump + 1 if code[stop].kind == k_else else stop + 1
+    settle("    ")
     lines.append(f"    return {end}, t, n")
     namespace = dict(consts)
     exec("\n".join(lines), namespace)

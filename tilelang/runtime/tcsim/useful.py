@@ -73,8 +73,25 @@ def on_zero(valid: dict, tile, stage: int) -> None:
         valid[(tile.buf, stage)] = (0,) * len(tile.shape)
 
 
+def vec_keys(tiles, stages) -> tuple:
+    """(the destination's key in `valid`, the keys of the operands `on_vec` reads) of a
+    vector instruction whose stages are fixed."""
+    keys = [(t.buf, s) for t, s in zip(tiles, stages)]
+    return keys[0], tuple(k for k, t in zip(keys[1:], tiles[1:]) if t.slices is None)
+
+
 def on_vec(valid: dict, d, stages) -> None:
     """A vector-unit instruction: the destination is valid where its tile operands are."""
+    keys = d.valid_keys
+    if keys is not None:
+        # with no operand's extents known, every case below ends the destination's
+        # (whole buffer valid): the usual case, decided without building keys
+        for k in keys[1]:
+            if k in valid:
+                break
+        else:
+            valid.pop(keys[0], None)
+            return
     dst = d.tiles[0]
     key = (dst.buf, stages[0])
     if dst.slices is not None:
