@@ -15,6 +15,7 @@ from ..ir.nodes import Span, Expr, Const, Var, Buffer, Binary, Unary, Load, COMP
 from ..language.names import ALL_NAMES, DTYPE_NAMES, DTYPE_ALIASES, SUB_BYTE_DTYPES
 from .errors import fail, did_you_mean
 from .exprs_ext import ExprExtMixin
+from .starargs import SpreadMixin, spread_call
 from .values import (Lit, DType, Str, Tup, TRef, TModule, OpaqueModule, BufRef, NoneVal,
                      TirModule, PyFunc,
                      as_expr, unify, fold, describe, span_of, kind_of)
@@ -34,7 +35,7 @@ def parse_number(text: str):
     return int(text)
 
 
-class ExprMixin(ExprExtMixin):
+class ExprMixin(ExprExtMixin, SpreadMixin):
     """Needs: self.scope, self.spans, self.check_symbol(var, span)."""
 
     def eval(self, tree):
@@ -282,6 +283,7 @@ class ExprMixin(ExprExtMixin):
 
     def _e_call(self, tree):
         from .intrinsics import call_value
+        tree = spread_call(self, tree)
         callee = self.eval(tree.children[0])
         return call_value(self, callee, tree)
 

@@ -7,6 +7,7 @@ import types
 
 from ..diagnostics import codes_types as CT
 from ..ir.nodes import Const, Var, Buffer
+from ..language.names import ALL_NAMES
 from .errors import fail
 from .intrinsics import dtype_of
 from .values import (Lit, DType, Str, TRef, TModule, OpaqueModule, Opaque, Tup, NoneVal,
@@ -49,6 +50,9 @@ def python_value(obj, macro_loader):
     if kind == "prim_func":
         return TRef("prim_func")
     if callable(obj) and getattr(obj, "__module__", "") == "tilelang.language":
+        name = getattr(obj, "__name__", "")
+        if name in ALL_NAMES and getattr(language, name, None) is obj:
+            return TRef(name)           # `reduce_fn = T.reduce_max`, called in the kernel
         return Opaque(f"`{getattr(obj, '__name__', '?')}` from tilelang.language")
     return Opaque(f"a Python {type(obj).__name__}")
 

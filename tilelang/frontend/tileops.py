@@ -11,6 +11,7 @@ from ..ir.nodes import (Const, Buffer, Alloc, Copy, Gemm, Fill, Reduce, Atomic, 
 from .callargs import Sig, REQUIRED, bind
 from .errors import fail
 from .intrinsics import dtype_of
+from .nanreduce import nan_propagating
 from .regions import region_arg, pair, fmt_extents
 from .promotion import is_strict
 from .values import (Lit, BufRef, Tup, Var, Str, NoneVal, as_expr, kind_of, lit_to,
@@ -34,7 +35,7 @@ class TileOpMixin:
                        "tile operation outside the kernel",
                        help="move it inside the `with T.Kernel(...)` body")
         if name.startswith("reduce_"):
-            return [self._reduce(name[len("reduce_"):], tree, span)]
+            return self._reduce(name[len("reduce_"):], tree, span)
         if name.startswith("atomic_"):
             return [self._atomic(name[len("atomic_"):], tree, span)]
         result = getattr(self, f"_op_{name}")(tree, span)
@@ -114,8 +115,10 @@ class TileOpMixin:
     def _op_finalize_reducer(self, tree, span):
         """TileLang combines a reducer's per-thread replicas here; this compiler keeps
         one copy, already final (the argument is still checked)."""
-        args = bind(Sig("T.finalize_reducer", (("reducer", REQUIRED),)), tree, self.spans)
+        args = bind(Sig("T.finalize_reducer", (("reducer", REQUIRED), ("batch", 1))), tree,
+                    self.spans)
         region_arg(self, args["reducer"], "the reducer of T.finalize_reducer")
+        self.const_arg(args["batch"], "batch", minimum=1)     # as T.reduce_*'s `batch`
         return []
 
     def _var_buffer(self, tree):
@@ -195,12 +198,16 @@ class TileOpMixin:
     # ------------------------------------------------------------------ reduce / atomics
     def _reduce(self, kind, tree, span):
         sig = Sig(f"T.reduce_{kind}", (("buffer", REQUIRED), ("out", REQUIRED), ("dim", -1),
-                                       ("clear", True)))
+                                       ("clear", True), ("batch", 1), ("nan_propagate", False)))
         args = bind(sig, tree, self.spans)
         src = self._whole_buffer(args["buffer"], f"T.reduce_{kind}")
         dst = self._whole_buffer(args["out"], f"T.reduce_{kind}")
         dim = self.const_arg(args["dim"], "dim")
         clear = self.const_arg(args["clear"], "clear", bool)
+        # TileLang's `batch`: how many rows one CUDA all-reduce combines; the reduction
+        # is the same for any count, which is checked and otherwise has no effect here
+        self.const_arg(args["batch"], "batch", minimum=1)
+        nan_propagate = self.const_arg(args["nan_propagate"], "nan_propagate", bool)
         n = src.ndim
         if not -n <= dim < n:
             dim_span = self.spans.of(args["dim"]) if isinstance(args["dim"], Tree) or hasattr(
@@ -216,7 +223,8 @@ class TileOpMixin:
                        f"{dim} gives {_shape(want)}, but `{dst.name}` is {_shape(dst.shape)}",
                        self.spans.of(args["out"]), f"{_shape(dst.shape)}",
                        secondary=[(self.spans.of(args["buffer"]), _shape(src.shape))])
-        return Reduce(kind, src, dst, dim, clear, span=span)
+        reduce = Reduce(kind, src, dst, dim, clear, span=span)
+        return nan_propagating(self, reduce) if nan_propagate else [reduce]
 
     def _whole_buffer(self, tree, op) -> Buffer:
         v = self.eval(tree)
