@@ -122,6 +122,9 @@ class StmtMixin:
         if declared is not None:
             return declared
         if isinstance(target, Tree) and target.data == "getitem":
+            lanes = self.lanes_fetch_assign(target, value_tree, span)   # atomics.py
+            if lanes is not None:
+                return lanes
             return [self._store(target, lambda cur: self.eval(value_tree), span)]
         if isinstance(target, Tree) and target.data == "tuple":
             return self.assign_tuple(target, self.eval(value_tree), span)

@@ -12,7 +12,7 @@ from .callargs import Sig, REQUIRED, bind
 from .errors import fail
 from .intrinsics import dtype_of
 from .nanreduce import nan_propagating
-from .regions import region_arg, pair, fmt_extents
+from .regions import RegionAlias, region_arg, pair, fmt_extents
 from .promotion import is_strict
 from .values import (Lit, BufRef, Tup, Var, Str, NoneVal, as_expr, kind_of, lit_to,
                      const_int, const_value, describe, span_of, cast_value, convert_to)
@@ -36,6 +36,9 @@ class TileOpMixin:
                        help="move it inside the `with T.Kernel(...)` body")
         if name.startswith("reduce_"):
             return self._reduce(name[len("reduce_"):], tree, span)
+        if name in ("atomic_addx2", "atomic_addx4", "atomic_store"):
+            result = getattr(self, f"_op_{name}")(tree, span)        # atomics.py
+            return result if isinstance(result, list) else [result]
         if name.startswith("atomic_"):
             return [self._atomic(name[len("atomic_"):], tree, span)]
         result = getattr(self, f"_op_{name}")(tree, span)
@@ -244,6 +247,9 @@ class TileOpMixin:
             s, d = pair(src, dst, name)
             return TileAtomic(op, d, s, span=span)
         dst_tree = args["dst"]
+        if self._is_tile(dst_tree):         # a scalar into every element (atomics.py)
+            dst = region_arg(self, dst_tree, f"the destination of {name}")
+            return self.tile_atomic_scalar(op, dst, self.eval(value_tree), span)
         if not (isinstance(dst_tree, Tree) and dst_tree.data == "getitem"):
             raise fail(C3.BAD_ATOMIC, f"the destination of {name} must be an element "
                        "`C[i, j]`", self.spans.of(dst_tree), "not an element")
@@ -262,7 +268,7 @@ class TileOpMixin:
                        for s in tree.children[1].children)
         if isinstance(tree, Tree) and tree.data == "name":
             v, _ = self.scope.lookup(str(tree.children[0]))
-            return isinstance(v, Buffer) and v.scope != "var"
+            return isinstance(v, Buffer) and v.scope != "var" or isinstance(v, RegionAlias)
         return False
 
     # ------------------------------------------------------------------ allocations

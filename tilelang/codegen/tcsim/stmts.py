@@ -309,6 +309,8 @@ class StmtLowering:
         if s.buffer.name in self.local:
             raise unsupported(s, "an atomic that returns the previous value of an on-chip "
                                  "buffer")
+        if s.op != "add":           # the scalar unit's one read-modify-write is ATOM.ADD
+            raise unsupported(s, f"T.atomic_{s.op} returning the previous value")
         reg = Reg(self.em.reg())
         starts = tuple(self.scalar.operand(i) for i in s.indices)
         self.em.emit("ATOM.ADD", reg, Glob(s.buffer.name, starts),
@@ -316,6 +318,13 @@ class StmtLowering:
         self.env[s.var] = reg
 
     def atomic(self, s: TileAtomic) -> None:
+        if s.src.buffer.name not in self.local:     # global source: staged as copy_global
+            shape = [int(e) for e in s.src.extents if int(e) != 1] or [1]
+            name = f"__ga{len(self.em.buffers)}"
+            self.em.declare(name, self.plan.fragment, s.dst.buffer.dtype, shape)
+            self.load((name, None), s.src)
+            self.store((name, None), s.dst, reduce=s.op)
+            return
         self.store(self._view(s.src, "T.atomic_" + s.op), s.dst, reduce=s.op)
 
     # ------------------------------------------------------------------ control flow
@@ -328,9 +337,11 @@ class StmtLowering:
             self.steered -= steered
 
     def _loop(self, s: For) -> None:
-        if s.kind in ("parallel", "vectorized") and not isinstance(s.extent, Const):
-            # `T.Parallel(n)` of a run-time n: no tile shape; its iterations are
-            # independent, so one after the other on the scalar unit is the same result
+        if s.kind in ("parallel", "vectorized") and (not isinstance(s.extent, Const) or any(
+                isinstance(n, AtomicFetch) for n in walk(s.body))):
+            # `T.Parallel(n)` of a run-time n (no tile shape), or with atomics returning
+            # the previous value (one ATOM.ADD each): its iterations are independent, so
+            # one after the other on the scalar unit is the same result
             self.serial(s, s.body)
             return
         if s.kind in ("parallel", "vectorized"):
