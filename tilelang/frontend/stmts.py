@@ -21,7 +21,7 @@ from .values import (Lit, DType, Str, Tup, NoneVal, BufRef, TRef, Macro, Opaque,
 _AUG = {"+=": "+", "-=": "-", "*=": "*", "/=": "/", "//=": "//", "%=": "%", "&=": "&",
         "|=": "|", "^=": "^", "<<=": "<<", ">>=": ">>"}
 # values bound by `name = value` at compile time (Python values in TileLang's parser)
-_COMPILE_TIME = (Lit, DType, Str, Tup, NoneVal, DictVal)
+_COMPILE_TIME = (Lit, DType, Str, Tup, NoneVal, DictVal, TRef)     # TRef: `scan = T.cumsum`
 MAX_MACRO_DEPTH = 32
 
 

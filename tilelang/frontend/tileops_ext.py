@@ -22,6 +22,7 @@ from ..diagnostics import codes_tileops as C3, codes_types as CT
 from ..ir.nodes import Alloc, Buffer, Cast, Const, Let, Var
 from .callargs import Sig, REQUIRED, bind
 from .errors import fail, Spans
+from .regions import region_arg
 from .values import Lit, BufRef, as_expr, const_int, describe, lit_to, span_of
 
 
@@ -96,41 +97,61 @@ class TileOpExtMixin:
         op = f"T.{name}"
         args = bind(Sig(op, (("src", REQUIRED), ("dst", None), ("dim", 0),
                              ("reverse", False)), ignored=("annotations",)), tree, self.spans)
-        src = self._buffer_arg(args["src"], op, "src")
-        dst = src if args["dst"] is None else self._buffer_arg(args["dst"], op, "dst")
-        if src.scope == "global" or dst.scope == "global" or src.shape != dst.shape:
+        src = self._scan_region(args["src"], op, "src")
+        dst = src if args["dst"] is None else self._scan_region(args["dst"], op, "dst")
+        shape = [int(e) for e in src.extents]
+        if src.buffer.scope == "global" or dst.buffer.scope == "global" or \
+                shape != [int(e) for e in dst.extents]:
             raise fail(C3.BAD_FUNCTION, f"{op} scans an on-chip buffer into one of the "
                        "same shape", span, "global or mismatched buffers")
-        shape = [const_int(d) for d in src.shape]
         dim = self.const_arg(args["dim"], "dim") % len(shape)
         reverse = self.const_arg(args["reverse"], "reverse", bool)
-        tmp = Buffer(self.fresh("__scan"), src.shape, dst.dtype, "fragment", span=span)
+        tmp = Buffer(self.fresh("__scan"), tuple(Const(n, "int32") for n in shape),
+                     dst.buffer.dtype, "fragment", span=span)
         idx = [f"__x{d}" for d in range(len(shape))]
+        # a region's elements: its start corner plus the loop variables (__s / __d: the
+        # corners of src and dst, bound below)
+        at_src = ", ".join(f"__s{d} + {x}" for d, x in enumerate(idx))
+        at = [f"__d{d} + {x}" for d, x in enumerate(idx)]
+        corners = {f"__s{d}": st for d, st in enumerate(src.starts)}
+        corners.update({f"__d{d}": st for d, st in enumerate(dst.starts)})
         loops = f"for {', '.join(idx)} in T.Parallel({', '.join(map(str, shape))}):"
         out = [Alloc(tmp, span=span)]
         if dst is not src:
-            out += self.expand(f"{loops}\n    __dst[{', '.join(idx)}] = __src[{', '.join(idx)}]",
-                               {"__src": BufRef(src), "__dst": BufRef(dst)}, span)
+            out += self.expand(f"{loops}\n    __dst[{', '.join(at)}] = __src[{at_src}]",
+                               {"__src": BufRef(src.buffer), "__dst": BufRef(dst.buffer),
+                                **corners}, span)
         step = 1
         while step < shape[dim]:
-            near = list(idx)
-            near[dim] = f"{idx[dim]} {'+' if reverse else '-'} {step}"
+            near = list(at)
+            near[dim] = f"{at[dim]} {'+' if reverse else '-'} {step}"
             inside = f"{idx[dim]} + {step} < {shape[dim]}" if reverse else \
                 f"{idx[dim]} >= {step}"
-            here = ", ".join(idx)
+            here, mine = ", ".join(at), ", ".join(idx)
             other = f"T.if_then_else({inside}, __dst[{', '.join(near)}], " + \
                 ("0)" if name == "cumsum" else f"__dst[{here}])")
             combined = f"__dst[{here}] + {other}" if name == "cumsum" else \
                 f"T.max(__dst[{here}], {other})"
             template = f"""
             {loops}
-                __tmp[{here}] = {combined}
+                __tmp[{mine}] = {combined}
             {loops}
-                __dst[{here}] = __tmp[{here}]
+                __dst[{here}] = __tmp[{mine}]
             """
-            out += self.expand(template, {"__dst": BufRef(dst), "__tmp": BufRef(tmp)}, span)
+            out += self.expand(template, {"__dst": BufRef(dst.buffer), "__tmp": BufRef(tmp),
+                                          **corners}, span)
             step *= 2
         return out
+
+    def _scan_region(self, tree, op, what):
+        """The region a scan reads or writes: a whole buffer or a slice of constant
+        extents (`big[0:M, 0:N]`, `A_shared[r0:r1, :]`)."""
+        spec = region_arg(self, tree, f"the {what} of {op}")
+        if spec.extents is None or any(const_int(e) is None and not isinstance(e, int)
+                                       for e in spec.extents):
+            raise fail(C3.BAD_FUNCTION, f"the {what} of {op} is a buffer or a slice of "
+                       "constant extents", spec.span, "extents not known")
+        return spec.region([e if isinstance(e, int) else const_int(e) for e in spec.extents])
 
     def _op_cummax(self, tree, span):
         return self._op_cumsum(tree, span, "cummax")
