@@ -200,6 +200,8 @@ class TileOpMixin:
 
     # ------------------------------------------------------------------ reduce / atomics
     def _reduce(self, kind, tree, span):
+        if kind in ("bitand", "bitor", "bitxor"):
+            return self.bitwise_reduce(kind, tree, span)             # tileops_ext.py
         sig = Sig(f"T.reduce_{kind}", (("buffer", REQUIRED), ("out", REQUIRED), ("dim", -1),
                                        ("clear", True), ("batch", 1), ("nan_propagate", False)))
         args = bind(sig, tree, self.spans)

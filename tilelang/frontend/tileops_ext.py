@@ -18,6 +18,7 @@ import textwrap
 
 from lark import Tree
 
+from .. import dtypes
 from ..diagnostics import codes_tileops as C3, codes_types as CT
 from ..ir.nodes import Alloc, Buffer, Cast, Const, Let, Var
 from .callargs import Sig, REQUIRED, bind
@@ -141,6 +142,59 @@ class TileOpExtMixin:
             out += self.expand(template, {"__dst": BufRef(dst.buffer), "__tmp": BufRef(tmp),
                                           **corners}, span)
             step *= 2
+        return out
+
+    def bitwise_reduce(self, kind, tree, span):
+        """`T.reduce_bitand / bitor / bitxor(src, dst, dim=-1, clear=True)` of an integer
+        tile: halving steps over a copy of `src` (element j combines with j + half; past
+        the end, the operation's identity), then dst takes (or, without clear, combines
+        with) element 0 of the reduced dim."""
+        op = f"T.reduce_{kind}"
+        args = bind(Sig(op, (("buffer", REQUIRED), ("out", REQUIRED), ("dim", -1),
+                             ("clear", True))), tree, self.spans)
+        src = self._buffer_arg(args["buffer"], op, "buffer")
+        dst = self._buffer_arg(args["out"], op, "out")
+        if not dtypes.is_int(src.dtype) or src.dtype == "bool":
+            raise fail(CT.BAD_OPERAND, f"{op} reduces an integer tile, `{src.name}` is "
+                       f"{src.dtype}", span, src.dtype)
+        shape = [const_int(d) for d in src.shape]
+        dim = self.const_arg(args["dim"], "dim") % len(shape)
+        if [const_int(d) for d in dst.shape] not in (shape[:dim] + shape[dim + 1:], [1]):
+            raise fail(CT.REDUCE_SHAPE, f"{op} of `{src.name}` along dim {dim} does not give "
+                       f"the shape of `{dst.name}`", span, "shape mismatch")
+        clear = self.const_arg(args["clear"], "clear", bool)
+        fn = {"bitand": "T.bitwise_and", "bitor": "T.bitwise_or", "bitxor": "T.bitwise_xor"}[kind]
+        identity = -1 if kind == "bitand" else 0
+        tmp = Buffer(self.fresh("__bits"), src.shape, src.dtype, "fragment", span=span)
+        idx = [f"__x{d}" for d in range(len(shape))]
+        every = f"for {', '.join(idx)} in T.Parallel({', '.join(map(str, shape))}):"
+        out = [Alloc(tmp, span=span)]
+        out += self.expand(f"{every}\n    __tmp[{', '.join(idx)}] = __src[{', '.join(idx)}]",
+                           {"__src": BufRef(src), "__tmp": BufRef(tmp)}, span)
+        width = shape[dim]
+        while width > 1:
+            half = (width + 1) // 2
+            ext = list(shape)
+            ext[dim] = half
+            far = list(idx)
+            far[dim] = f"{idx[dim]} + {half}"
+            here = ", ".join(idx)
+            template = f"""
+            for {', '.join(idx)} in T.Parallel({', '.join(map(str, ext))}):
+                __tmp[{here}] = {fn}(__tmp[{here}], T.if_then_else({far[dim]} < {width}, __tmp[{', '.join(far)}], {identity}))
+            """
+            out += self.expand(template, {"__tmp": BufRef(tmp)}, span)
+            width = half
+        kept = [x for d, x in enumerate(idx) if d != dim] or ["__x0"]
+        first = list(idx)
+        first[dim] = "0"
+        kept_shape = [n for d, n in enumerate(shape) if d != dim] or [1]
+        value = f"__tmp[{', '.join(first if len(shape) > 1 else ['0'])}]"
+        if not clear:
+            value = f"{fn}(__dst[{', '.join(kept)}], {value})"
+        out += self.expand(f"for {', '.join(kept)} in T.Parallel({', '.join(map(str, kept_shape))}):"
+                           f"\n    __dst[{', '.join(kept)}] = {value}",
+                           {"__dst": BufRef(dst), "__tmp": BufRef(tmp)}, span)
         return out
 
     def _scan_region(self, tree, op, what):
