@@ -44,15 +44,15 @@ def python_value(obj, macro_loader):
     kind = getattr(obj, "__tilelang_kind__", None)
     if kind == "macro":
         return macro_loader(obj)
+    name = getattr(obj, "__name__", "")
+    if callable(obj) and name in ALL_NAMES and getattr(language, name, None) is obj:
+        return TRef(name)               # `reduce_fn = T.reduce_max`, called in the kernel
     if kind is None and isinstance(obj, types.FunctionType) and \
             not obj.__module__.startswith("tilelang."):
         return PyFunc(obj, macro_loader)
     if kind == "prim_func":
         return TRef("prim_func")
     if callable(obj) and getattr(obj, "__module__", "") == "tilelang.language":
-        name = getattr(obj, "__name__", "")
-        if name in ALL_NAMES and getattr(language, name, None) is obj:
-            return TRef(name)           # `reduce_fn = T.reduce_max`, called in the kernel
         return Opaque(f"`{getattr(obj, '__name__', '?')}` from tilelang.language")
     return Opaque(f"a Python {type(obj).__name__}")
 

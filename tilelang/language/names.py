@@ -20,7 +20,11 @@ EXPR_FUNCS = ("exp", "exp2", "log", "log2", "sqrt", "rsqrt", "tanh", "sigmoid", 
               "min", "clamp", "if_then_else", "infinity", "cast", "Cast", "bitwise_and",
               "bitwise_or", "bitwise_xor", "bitwise_not", "shift_left", "shift_right",
               "get_rank", "get_num_ranks", "address_of", "reinterpret", "Select",
-              "get_block_binding", "atomic_load")
+              "get_block_binding", "atomic_load",
+              # frontend/mathfns.py: written with the functions above
+              "__exp", "__exp10", "__log", "__log2", "__log10", "__sin", "__cos", "__tan",
+              "exp10", "log10", "sinh", "cosh", "atan", "nearbyint", "fmod", "ieee_add", "ieee_sub",
+              "ieee_mul", "ieee_fdiv", "ieee_fmaf", "ieee_frcp", "ieee_fsqrt", "ieee_frsqrt")
 # helpers that also compute on plain Python numbers (host code calls T.ceildiv(N, 128))
 HOST_FUNCS = ("ceildiv", "align_up", "floordiv", "floormod", "truncdiv", "truncmod", "max", "min",
               "abs", "clamp")
