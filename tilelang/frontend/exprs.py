@@ -15,7 +15,7 @@ from ..ir.nodes import Span, Expr, Const, Var, Buffer, Binary, Unary, Load, COMP
 from ..language.names import ALL_NAMES, DTYPE_NAMES, DTYPE_ALIASES, SUB_BYTE_DTYPES
 from .errors import fail, did_you_mean
 from .exprs_ext import ExprExtMixin
-from .starargs import SpreadMixin, spread_call
+from .starargs import DictVal, SpreadMixin, dict_item, spread_call
 from .values import (Lit, DType, Str, Tup, TRef, TModule, OpaqueModule, BufRef, NoneVal,
                      TirModule, PyFunc,
                      as_expr, unify, fold, describe, span_of, kind_of)
@@ -257,6 +257,8 @@ class ExprMixin(ExprExtMixin, SpreadMixin):
         span = self.spans.of(tree)
         if isinstance(base, Tup):
             return self.tuple_item(base, tree.children[1].children, span)   # exprs_ext.py
+        if isinstance(base, DictVal):
+            return dict_item(self, base, tree.children[1].children, span)   # starargs.py
         if not isinstance(base, BufRef):
             raise fail(CT.NOT_SCALAR, f"cannot index {describe(base)}", span_of(base),
                        "not a buffer")

@@ -33,6 +33,11 @@ def python_value(obj, macro_loader):
         if all(i is not None and not isinstance(i, Opaque) for i in items):
             return Tup(tuple(items))
         return Opaque(f"a Python {type(obj).__name__} of non-constant values")
+    if isinstance(obj, dict) and all(isinstance(k, str) for k in obj):
+        from .starargs import DictVal          # a dict of helpers (`OPS[op](a, b)`)
+        items = tuple((k, python_value(v, macro_loader)) for k, v in obj.items())
+        if all(v is not None for _, v in items):
+            return DictVal(items)
     if isinstance(obj, language.Symbol):
         return Var(obj.name, "int32")
     if isinstance(obj, types.ModuleType):

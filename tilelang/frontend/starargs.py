@@ -45,6 +45,18 @@ def eval_dict(b, tree) -> DictVal:
     return DictVal(tuple(items), b.spans.of(tree))
 
 
+def dict_item(b, d: DictVal, subs, span):
+    """`ops["max"]` of a compile-time dict (a Python dict of helpers a kernel calls)."""
+    key = b.eval(subs[0]) if len(subs) == 1 else None
+    found = [v for k, v in d.items if isinstance(key, Str) and k == key.value]
+    if not found:
+        raise fail(CS.UNSUPPORTED_SYNTAX, "a dict is indexed by one of its keys, a string "
+                   "known at compile time", span, "no such key" if isinstance(key, Str)
+                   else "not a string constant",
+                   help="keys: " + ", ".join(repr(k) for k, _ in d.items))
+    return found[0]
+
+
 def has_spread(call_tree) -> bool:
     args = call_tree.children[1]
     return args is not None and any(getattr(a, "data", None) in ("spread_args", "spread_kwargs")
@@ -96,4 +108,4 @@ class SpreadMixin:
         return tree.children[0]
 
 
-__all__ = ["DictVal", "SpreadMixin", "spread_call", "has_spread"]
+__all__ = ["DictVal", "SpreadMixin", "spread_call", "has_spread", "dict_item"]
