@@ -3,7 +3,8 @@ every target computes them (each to within a few float ulps of the exact functio
 
 * `T.exp10(x)` = exp2(x * log2 10), `T.log10(x)` = log2(x) * log10 2,
   `T.sinh` / `T.cosh` from exp(x) and exp(-x), `T.fmod(x, y)` = x - trunc(x / y) * y,
-  `T.atan` by range reduction and its series (`_atan`);
+  `T.atan` by range reduction and its series (`_atan`), `T.isfinite / isnan / isinf`
+  by comparisons;
 * `T.nearbyint(x)` and `T.round(x, "ties-to-even")`: T.round (ties to even);
   `T.round(x, "ties-away-from-zero")`: trunc(x), moved one away from zero when the
   fraction x - trunc(x) (exact) is at least one half;
@@ -25,7 +26,8 @@ from .errors import fail
 from .values import Lit, Str, as_expr, describe, kind_of, lit_to, unify
 
 FAST = ("__exp", "__exp10", "__log", "__log2", "__log10", "__sin", "__cos", "__tan")
-DERIVED = ("exp10", "log10", "sinh", "cosh", "atan", "nearbyint", "fmod")
+DERIVED = ("exp10", "log10", "sinh", "cosh", "atan", "nearbyint", "fmod", "isfinite", "isnan",
+           "isinf")
 IEEE = ("ieee_add", "ieee_sub", "ieee_mul", "ieee_fdiv", "ieee_fmaf", "ieee_frcp",
         "ieee_fsqrt", "ieee_frsqrt")
 NAMES = FAST + DERIVED + IEEE
@@ -68,6 +70,8 @@ def unary(b, name, tree, span):
         return _call("exp2", _bin("*", x, _c(math.log2(10), x)))
     if base == "log10":
         return _bin("*", _call("log2", x), _c(math.log10(2), x))
+    if base in ("isfinite", "isnan", "isinf"):
+        return _classify(base, x)
     if base == "atan":
         return _atan(b, x)
     if base == "nearbyint":
@@ -110,6 +114,19 @@ def _atan(b, x):
     r = _named(b, sel(big, _bin("-", _c(math.pi / 2, v), r), r))
     r = sel(lt(v, _c(0, v)), Binary("-", _c(0, v), r, wide, span=x.span), r)
     return r if x.dtype == wide else Cast(r, x.dtype, span=x.span)
+
+
+def _classify(name, x):
+    """T.isfinite / isnan / isinf: comparisons (a NaN is the one value unequal to
+    itself; an infinity the one whose magnitude equals it)."""
+    nan = Binary("!=", x, x, "bool", span=x.span)
+    inf = Binary("==", _call("abs", x), _c(math.inf, x), "bool", span=x.span)
+    if name == "isnan":
+        return nan
+    if name == "isinf":
+        return inf
+    finite = Binary("!=", _call("abs", x), _c(math.inf, x), "bool", span=x.span)
+    return Binary("and", Binary("==", x, x, "bool", span=x.span), finite, "bool", span=x.span)
 
 
 def _fmod(b, tree, span):
