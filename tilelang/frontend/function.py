@@ -19,13 +19,14 @@ from .stmts_ext import StmtExtMixin
 from .tileops_ext import TileOpExtMixin
 from .tileops import TileOpMixin
 from .atomics import AtomicExtMixin
+from .reducers import ReducerMixin
 from .values import Lit, DType, Str, Tup, TRef, describe, span_of, const_int, const_value
 
 _BLOCK_NAMES = ("bx", "by", "bz")
 
 
 class FunctionBuilder(ExprMixin, StmtMixin, StmtExtMixin, LoopMixin, TileOpMixin,
-                      TileOpExtMixin, RankOpMixin, AtomicExtMixin):
+                      TileOpExtMixin, RankOpMixin, AtomicExtMixin, ReducerMixin):
     def __init__(self, globals_, spans):
         self.scope = Scope(globals_)
         self.spans = spans

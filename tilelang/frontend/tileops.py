@@ -36,8 +36,9 @@ class TileOpMixin:
                        help="move it inside the `with T.Kernel(...)` body")
         if name.startswith("reduce_"):
             return self._reduce(name[len("reduce_"):], tree, span)
-        if name in ("atomic_addx2", "atomic_addx4", "atomic_store"):
-            result = getattr(self, f"_op_{name}")(tree, span)        # atomics.py
+        if name in ("atomic_addx2", "atomic_addx4", "atomic_store", "reducer_init",
+                    "reducer_update"):
+            result = getattr(self, f"_op_{name}")(tree, span)   # atomics.py, reducers.py
             return result if isinstance(result, list) else [result]
         if name.startswith("atomic_"):
             return [self._atomic(name[len("atomic_"):], tree, span)]
@@ -118,10 +119,14 @@ class TileOpMixin:
     def _op_finalize_reducer(self, tree, span):
         """TileLang combines a reducer's per-thread replicas here; this compiler keeps
         one copy, already final (the argument is still checked)."""
-        args = bind(Sig("T.finalize_reducer", (("reducer", REQUIRED), ("batch", 1))), tree,
-                    self.spans)
-        region_arg(self, args["reducer"], "the reducer of T.finalize_reducer")
+        args = bind(Sig("T.finalize_reducer", (("reducer", REQUIRED), ("dst", None),
+                                                ("batch", 1))), tree, self.spans)
+        src = region_arg(self, args["reducer"], "the reducer of T.finalize_reducer")
         self.const_arg(args["batch"], "batch", minimum=1)     # as T.reduce_*'s `batch`
+        if args["dst"] is not None:         # `T.finalize_reducer(acc, result)`: a copy
+            dst = region_arg(self, args["dst"], "the destination of T.finalize_reducer")
+            s, d = pair(src, dst, "T.finalize_reducer")
+            return Copy(s, d, span=span)
         return []
 
     def _var_buffer(self, tree):
@@ -298,13 +303,15 @@ class TileOpMixin:
         params = (("shape", REQUIRED), ("dtype", REQUIRED), ("scope", None))
         if name != "alloc_global":      # the placement the memory_reuse pass prints
             params += (("offset", None), ("align", None))
-        args = bind(Sig(f"T.{name}", params, ignored=("op", "replication")),
-                    tree, self.spans)
+        if name == "alloc_reducer":
+            params += (("op", "sum"),)
+        args = bind(Sig(f"T.{name}", params, ignored=("replication",)), tree, self.spans)
         dtype = dtype_of(self.eval(args["dtype"]))
         shape = self.shape_of(args["shape"], allow_symbols=(name == "alloc_global"))
         offset, align = self.placement(args, span)
         if name == "alloc_reducer":     # many T.Parallel iterations may update an element
             self.reducers = getattr(self, "reducers", frozenset()) | {target_name}
+            self.reducer_op(target_name, args["op"])                  # reducers.py
         return Alloc(Buffer(target_name, shape, dtype, _ALLOC_SCOPE[name], span=span),
                      offset=offset, align=align, span=span)
 

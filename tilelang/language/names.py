@@ -37,7 +37,7 @@ RANK_OPS = ("put_block", "get_block", "put_warp", "get_warp", "st", "signal_op",
 TILE_OPS = ("copy", "gemm", "fill", "clear", "reduce_sum", "reduce_max", "reduce_min",
             "reduce_abssum", "reduce_absmax", "atomic_add", "atomic_max", "atomic_min",
             "atomic_addx2", "atomic_addx4", "atomic_store", "reduce_bitand", "reduce_bitor",
-            "reduce_bitxor",
+            "reduce_bitxor", "reducer_init", "reducer_update",
             "prefetch", "im2col", "c2d_im2col", "cumsum", "print",
             "finalize_reducer", "transpose", "cummax", "let") + RANK_OPS
 ALLOCS = ("alloc_shared", "alloc_fragment", "alloc_local", "alloc_var", "alloc_global",
