@@ -13,7 +13,7 @@ import pytest
 import tilelang
 import tilelang.language as T
 
-from .helpers import RNG, close
+from .helpers import RNG, close, slow_beyond
 
 _SM75 = {"kind": "cuda", "arch": "sm_75"}
 NP = {"float16": np.float16, "bfloat16": ml_dtypes.bfloat16, "float32": np.float32,
@@ -291,9 +291,9 @@ def test_gemm_with_stride(target):
     close(jit_kernel(a, b), f64(a) @ f64(b), 1e-2, 1e-2)
 
 
-@pytest.mark.parametrize("in_dtype,out_dtype,accum_dtype", [
-    (T.float16, T.float32, T.float32), (T.float16, T.float16, T.float16),
-    (T.uint8, T.int32, T.int32), (T.int8, T.int32, T.int32)])
+@pytest.mark.parametrize("in_dtype,out_dtype,accum_dtype", slow_beyond([
+    (T.uint8, T.int32, T.int32), (T.float16, T.float16, T.float16),
+    (T.float16, T.float32, T.float32), (T.int8, T.int32, T.int32)], 2))
 def test_sm75_gemm(target, in_dtype, out_dtype, accum_dtype):
     M = N = K = 64
     kernel = tilelang.compile(_make_gemm_kernel(M, N, K, 32, 32, 32, in_dtype, out_dtype,
@@ -331,9 +331,9 @@ def test_sm70_fp16_transposed_a(target):
     close(kernel(a, b), f64(a).T @ f64(b), 1e-2, 1e-2)
 
 
-@pytest.mark.parametrize("M,N,K,in_dtype,accum_dtype", [
-    (64, 64, 32, T.float32, T.float32), (32, 32, 32, T.float64, T.float64),
-    (64, 64, 32, T.bfloat16, T.float32), (64, 64, 32, T.float16, T.float32)])
+@pytest.mark.parametrize("M,N,K,in_dtype,accum_dtype", slow_beyond([
+    (32, 32, 32, T.float64, T.float64), (64, 64, 32, T.bfloat16, T.float32),
+    (64, 64, 32, T.float32, T.float32), (64, 64, 32, T.float16, T.float32)], 2))
 def test_sm75_gemm_fma(target, M, N, K, in_dtype, accum_dtype):
     kernel = tilelang.compile(_make_ss_gemm(M, N, K, in_dtype, accum_dtype), target=_SM75,
                               out_idx=[2])

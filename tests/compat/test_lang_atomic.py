@@ -11,7 +11,7 @@ import tilelang
 import tilelang.language as T
 from tilelang.diagnostics import TileLangError
 
-from .helpers import RNG, close
+from .helpers import RNG, close, slow_beyond
 
 NP = {"float32": np.float32, "float16": np.float16, "bfloat16": ml_dtypes.bfloat16,
       "int32": np.int32}
@@ -138,7 +138,7 @@ def atomic_different_memory_orders_program(M, N, block_M, block_N, dtype=T.float
     return atomic_different_orders
 
 
-@pytest.mark.parametrize("dtype", [T.float32, T.float16, T.bfloat16])
+@pytest.mark.parametrize("dtype", slow_beyond([T.float16, T.float32, T.bfloat16], 1))
 def test_atomic_different_memory_orders(target, dtype):
     M = N = 16
     A = randn(M, N, dtype=dtype)
@@ -165,7 +165,7 @@ def atomic_return_prev_program(M, N, block_M, block_N, dtype=T.float32):
     return atomic_with_return_prev
 
 
-@pytest.mark.parametrize("dtype", [T.float32, T.float16, T.bfloat16])
+@pytest.mark.parametrize("dtype", slow_beyond([T.bfloat16, T.float32, T.float16], 1))
 def test_atomic_return_prev(target, dtype):
     M = N = 16
     A = (np.ones((M, N)) * 5).astype(NP[str(dtype)])
@@ -219,7 +219,7 @@ def _scalar_literal_program(op, dtype):
     return wrapper()
 
 
-@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("dtype", slow_beyond(["bfloat16", "float16"], 1))
 @pytest.mark.parametrize("op,start", [("max", -1e4), ("min", 1e4)])
 def test_atomic_scalar_literal(target, op, start, dtype):
     dst = np.full(1, start, NP[dtype])
@@ -238,7 +238,7 @@ def atomic_add_contended_program(N, threads, dtype):
     return atomic_add_contended
 
 
-@pytest.mark.parametrize("dtype", [T.bfloat16, T.float32])
+@pytest.mark.parametrize("dtype", slow_beyond([T.bfloat16, T.float32], 1))
 def test_atomic_add_contended(target, dtype):
     N = 128
     out = np.zeros(1, NP[str(dtype)])
@@ -274,7 +274,7 @@ def atomic_addx4_program(M, N, block_M, block_N):
     return atomic_addx4
 
 
-@pytest.mark.parametrize("dtype", [T.float16, T.float32])
+@pytest.mark.parametrize("dtype", slow_beyond([T.float16, T.float32], 1))
 def test_atomic_addx2(target, dtype):
     M, N = 16, 32
     A = randn(M, N, dtype=dtype)
@@ -318,7 +318,7 @@ def atomic_addx2_mixed_dtype_program(M, N, block_M, block_N, src_dtype, dst_dtyp
     return atomic_addx2
 
 
-@pytest.mark.parametrize("dst_dtype", [T.float16, T.bfloat16])
+@pytest.mark.parametrize("dst_dtype", slow_beyond([T.bfloat16, T.float16], 1))
 def test_atomic_add_mixed_dtype(target, dst_dtype):
     src = np.arange(1, 9, dtype=np.float32)
     out = np.zeros(8, NP[str(dst_dtype)])
@@ -340,7 +340,7 @@ def atomic_add_vectorized_memory_order_program(N, threads, memory_order, dtype=T
     return atomic_add
 
 
-@pytest.mark.parametrize("memory_order", ["acquire", "release", "acq_rel"])
+@pytest.mark.parametrize("memory_order", slow_beyond(["acq_rel", "acquire", "release"], 1))
 @pytest.mark.parametrize("dtype", [T.float16, T.bfloat16])
 def test_atomic_add_tile_memory_order(target, memory_order, dtype):
     X = randn(64, dtype=dtype)
@@ -381,7 +381,7 @@ def atomic_addx4_return_prev_program(dtype=T.float32):
 @pytest.mark.parametrize("make,n", [(atomic_addx2_return_prev_program, 2),
                                     (atomic_addx2_return_prev_let_bound_program, 2),
                                     (atomic_addx4_return_prev_program, 4)])
-@pytest.mark.parametrize("dtype", [T.float32, T.float16, T.bfloat16])
+@pytest.mark.parametrize("dtype", slow_beyond([T.float32, T.bfloat16, T.float16], 2))
 def test_atomic_addx_return_prev(target, make, n, dtype):
     kernel = tilelang.compile(make(dtype))
     dst = np.arange(1, n + 1).astype(NP[str(dtype)])
@@ -544,7 +544,7 @@ def _build_atomic_store_with_memory_order(memory_order):
     return kernel
 
 
-@pytest.mark.parametrize("memory_order", ["relaxed", "consume", "acquire", "seq_cst"])
+@pytest.mark.parametrize("memory_order", slow_beyond(["acquire", "relaxed", "consume", "seq_cst"], 1))
 def test_atomic_load_accepts_valid_memory_orders(target, memory_order):
     out = np.zeros(1, np.int32)
     tilelang.compile(_build_atomic_load_with_memory_order(memory_order))(
@@ -552,7 +552,7 @@ def test_atomic_load_accepts_valid_memory_orders(target, memory_order):
     assert out[0] == 9
 
 
-@pytest.mark.parametrize("memory_order", ["relaxed", "release", "seq_cst"])
+@pytest.mark.parametrize("memory_order", slow_beyond(["release", "relaxed", "seq_cst"], 1))
 def test_atomic_store_accepts_valid_memory_orders(target, memory_order):
     out = np.zeros(1, np.int32)
     tilelang.compile(_build_atomic_store_with_memory_order(memory_order))(out)

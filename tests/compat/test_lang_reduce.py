@@ -12,7 +12,7 @@ import tilelang as tl
 import tilelang.language as T
 from tilelang.diagnostics import TileLangError
 
-from .helpers import RNG, close
+from .helpers import RNG, close, slow_beyond
 
 _COMPILE_FLAGS = {
     tl.PassConfigKey.TL_DISABLE_WARP_SPECIALIZED: True,
@@ -52,6 +52,12 @@ def _reduce_op(T, op, src, dst, dim, batch=1):
 # (op, dtype, M, N, src_scope, dst_scope, threads, batch): TileLang's cases, shapes shrunk
 REDUCE_CASES = [
     ("sum", T.float32, 32, 32, "fragment", "fragment", 32, 1),
+    ("max", T.float32, 32, 32, "shared", "shared", 32, 1),
+    ("min", T.int64, 32, 32, "fragment", "fragment", 32, 1),
+    ("abssum", T.float32, 32, 32, "fragment", "fragment", 32, 1),
+    ("absmax", T.int64, 32, 32, "fragment", "fragment", 32, 1),
+    ("sum", T.bfloat16, 32, 32, "fragment", "fragment", 32, 1),
+    ("min", T.float16, 32, 32, "fragment", "fragment", 256, 8),
     ("sum", T.int32, 32, 32, "fragment", "fragment", 32, 1),
     ("sum", T.int64, 48, 16, "fragment", "fragment", 32, 1),
     ("sum", T.float32, 16, 16, "fragment", "fragment", 8, 1),
@@ -59,28 +65,22 @@ REDUCE_CASES = [
     ("sum", T.float32, 32, 32, "fragment", "shared", 32, 1),
     ("max", T.float32, 32, 32, "fragment", "fragment", 32, 1),
     ("max", T.int64, 32, 32, "fragment", "fragment", 32, 1),
-    ("max", T.float32, 32, 32, "shared", "shared", 32, 1),
     ("min", T.float32, 32, 32, "fragment", "fragment", 32, 1),
-    ("min", T.int64, 32, 32, "fragment", "fragment", 32, 1),
-    ("abssum", T.float32, 32, 32, "fragment", "fragment", 32, 1),
     ("abssum", T.int64, 32, 32, "fragment", "fragment", 32, 1),
     ("absmax", T.float32, 32, 32, "fragment", "fragment", 32, 1),
-    ("absmax", T.int64, 32, 32, "fragment", "fragment", 32, 1),
     ("sum", T.float32, 32, 16, "shared", "fragment", 256, 2),
     ("sum", T.float32, 32, 16, "shared", "fragment", 256, 4),
     ("sum", T.float16, 16, 32, "fragment", "fragment", 256, 4),
-    ("sum", T.bfloat16, 32, 32, "fragment", "fragment", 32, 1),
     ("max", T.bfloat16, 32, 16, "shared", "fragment", 256, 2),
     ("max", T.float32, 32, 32, "fragment", "fragment", 256, 4),
     ("min", T.float32, 16, 32, "shared", "fragment", 128, 2),
-    ("min", T.float16, 32, 32, "fragment", "fragment", 256, 8),
     ("abssum", T.float32, 32, 32, "fragment", "fragment", 256, 4),
     ("absmax", T.float32, 32, 32, "fragment", "fragment", 256, 4),
 ]
 
 
 @pytest.mark.parametrize(("op", "dtype", "M", "N", "src_scope", "dst_scope", "threads", "batch"),
-                         REDUCE_CASES,
+                         slow_beyond(REDUCE_CASES, 7),
                          ids=[f"{c[0]}-{c[1]}-{c[2]}x{c[3]}-{c[4][0]}2{c[5][0]}-b{c[7]}"
                               for c in REDUCE_CASES])
 def test_reduce(target, op, dtype, M, N, src_scope, dst_scope, threads, batch):
@@ -211,7 +211,8 @@ FINALIZE_REDUCER_CASES = [
 ]
 
 
-@pytest.mark.parametrize(("op", "dtype", "block_M", "block_N", "batch"), FINALIZE_REDUCER_CASES)
+@pytest.mark.parametrize(("op", "dtype", "block_M", "block_N", "batch"),
+                         slow_beyond(FINALIZE_REDUCER_CASES, 4))
 def test_finalize_reducer(target, op, dtype, block_M, block_N, batch):
     A = _input(block_M, block_N, str(dtype))
     B = tl.compile(_make_finalize_reducer_kernel(block_M, block_N, dtype, op, batch),
@@ -315,9 +316,10 @@ def _make_reduce_clear_false_kernel(reduce_fn, length, dtype, *, nan_propagate):
 NAN_CASES = [(T.reduce_max, 7, "max"), (T.reduce_min, 13, "min"), (T.reduce_absmax, 5, "absmax")]
 
 
-@pytest.mark.parametrize("dtype", [T.float16, T.bfloat16, T.float32])
+@pytest.mark.parametrize("dtype", slow_beyond([T.float16, T.bfloat16, T.float32], 1))
 @pytest.mark.parametrize("make", [_make_reduce_kernel, _make_reduce_clear_false_kernel])
-@pytest.mark.parametrize("reduce_fn,at,op", NAN_CASES, ids=[c[2] for c in NAN_CASES])
+@pytest.mark.parametrize("reduce_fn,at,op", slow_beyond(NAN_CASES[::-1], 2),
+                         ids=[c[2] for c in NAN_CASES[::-1]])
 def test_reduce_nan(target, make, reduce_fn, at, op, dtype):
     """A NaN element is skipped by default and gives NaN with nan_propagate=True."""
     length = 64
@@ -334,7 +336,7 @@ def test_reduce_nan(target, make, reduce_fn, at, op, dtype):
     assert np.isnan(float(nan[0]))
 
 
-@pytest.mark.parametrize("dtype", [T.float16, T.bfloat16])
+@pytest.mark.parametrize("dtype", slow_beyond([T.bfloat16, T.float16], 1))
 @pytest.mark.parametrize("reduce_fn,row", [(T.reduce_max, 0), (T.reduce_min, 1)])
 def test_reduce_nan_rows(target, reduce_fn, row, dtype):
     """Only the row holding the NaN reduces to NaN."""

@@ -9,7 +9,7 @@ import pytest
 import tilelang as tl
 import tilelang.language as T
 
-from .helpers import RNG, close, randn
+from .helpers import RNG, close, randn, slow_beyond
 
 
 def _scan(a, dim, reverse, op):
@@ -47,8 +47,8 @@ def cumsum_region_test_1d(N, chunk_size, reverse=False, dtype=T.float32):
     return cumsum_region
 
 
-@pytest.mark.parametrize("N,chunk,reverse", [(128, 32, False), (128, 32, True), (96, 64, False),
-                                             (50, 16, False)])
+@pytest.mark.parametrize("N,chunk,reverse", slow_beyond([(50, 16, False), (128, 32, True),
+                                                         (96, 64, False), (128, 32, False)], 1))
 def test_cumsum_region_1d(target, N, chunk, reverse):
     A = randn(N)
     out = tl.compile(cumsum_region_test_1d(N, chunk, reverse), out_idx=-1)(A)
@@ -81,10 +81,10 @@ def cumsum_region_test_2d(M, N, block_M, block_N, dim=0, reverse=False, dtype=T.
     return cumsum_region
 
 
-@pytest.mark.parametrize("M,N,bm,bn,dim,reverse", [(64, 64, 32, 32, 0, False),
-                                                   (64, 64, 32, 32, 1, False),
-                                                   (48, 48, 16, 16, 1, True),
-                                                   (50, 50, 16, 16, 1, False)])
+@pytest.mark.parametrize("M,N,bm,bn,dim,reverse", slow_beyond([(50, 50, 16, 16, 1, False),
+                                                               (48, 48, 16, 16, 1, True),
+                                                               (64, 64, 32, 32, 0, False),
+                                                               (64, 64, 32, 32, 1, False)], 1))
 def test_cumsum_region_2d(target, M, N, bm, bn, dim, reverse):
     A = randn(M, N)
     out = tl.compile(cumsum_region_test_2d(M, N, bm, bn, dim, reverse), out_idx=-1)(A)
@@ -133,7 +133,8 @@ def cummax_strided_region_test(M, N, NBIG, dim=0, reverse=False, dtype=T.float32
 
 @pytest.mark.parametrize("make,op", [(cumsum_strided_region_test, "cumsum"),
                                      (cummax_strided_region_test, "cummax")])
-@pytest.mark.parametrize("dim,reverse", [(0, False), (1, False), (1, True), (0, True)])
+@pytest.mark.parametrize("dim,reverse", slow_beyond([(1, True), (0, False), (1, False),
+                                                  (0, True)], 1))
 def test_scan_strided_region(target, make, op, dim, reverse):
     A = RNG.integers(-2, 3, (8, 40)).astype(np.float32)
     out = tl.compile(make(8, 40, 64, dim, reverse), out_idx=-1)(A)
@@ -170,7 +171,7 @@ def scan_strided_out_of_place_test(M, N, src_pitch, dst_pitch, op="cumsum", dim=
 
 
 @pytest.mark.parametrize("op", ["cumsum", "cummax"])
-@pytest.mark.parametrize("dim", [0, 1])
+@pytest.mark.parametrize("dim", slow_beyond([1, 0], 1))
 def test_scan_strided_out_of_place(target, op, dim):
     M, N = 8, 40
     A = (np.arange(M * N, dtype=np.float32).reshape(M, N) - N)
@@ -198,8 +199,8 @@ def scan_offset_subregion_test(H, W, r0, r1, op="cumsum", dim=0, reverse=False, 
 
 
 @pytest.mark.parametrize("op", ["cumsum", "cummax"])
-@pytest.mark.parametrize("dim", [0, 1])
-@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("dim", slow_beyond([0, 1], 1))
+@pytest.mark.parametrize("reverse", slow_beyond([True, False], 1))
 def test_scan_offset_subregion(target, op, dim, reverse):
     H, W, r0, r1 = 32, 8, 16, 32
     A = randn(H, W)

@@ -11,7 +11,7 @@ import pytest
 import tilelang
 import tilelang.language as T
 
-from .helpers import RNG
+from .helpers import RNG, slow_beyond
 
 NP = {"float32": np.float32, "float16": np.float16, "bfloat16": ml_dtypes.bfloat16,
       "float64": np.float64, "float8_e4m3fn": ml_dtypes.float8_e4m3fn,
@@ -63,8 +63,8 @@ CASES = [(T.float32, T.float16), (T.float16, T.float32), (T.float32, T.bfloat16)
          (T.bfloat16, T.float8_e4m3fn), (T.bfloat16, T.float8_e5m2)]
 
 
-@pytest.mark.parametrize("src_dtype,dst_dtype", CASES, ids=[f"{a}-{b}" for a, b in CASES])
-@pytest.mark.parametrize("lanes", [2, 4])
+@pytest.mark.parametrize("src_dtype,dst_dtype", slow_beyond(CASES, 8), ids=[f"{a}-{b}" for a, b in CASES])
+@pytest.mark.parametrize("lanes", slow_beyond([2, 4], 1))
 def test_vectorized_cast(target, src_dtype, dst_dtype, lanes):
     M = 128 * lanes
     A = RNG.standard_normal(M).astype(np.float32).astype(NP[str(src_dtype)])
