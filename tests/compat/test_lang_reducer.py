@@ -6,6 +6,7 @@ checked against numpy on both targets. TileLang's checks of its CUDA (which all-
 plan, packed halves) are dropped; `if T.get_thread_binding() == 0:` around a final
 store is TileLang's one-thread guard, which a block program does not need (it runs the
 store once). The kernels' lines are TileLang's."""
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -412,3 +413,265 @@ def test_differential_forced_baseline_vs_auto(target, force_baseline):
 # ---------------------------------------------------------------------------
 # Packed partial accumulation (16-bit floats)
 # ---------------------------------------------------------------------------
+
+
+def _rowsum_kernel(M, K, threads, dtype):
+    @T.prim_func
+    def kernel(A: T.Tensor((M, K), dtype), B: T.Tensor((M,), dtype)):
+        with T.Kernel(1, threads=threads):
+            src = T.alloc_fragment((M, K), dtype)
+            T.copy(A, src)
+            acc = T.alloc_reducer((M,), dtype, op="sum")
+            T.reducer_init(acc)
+            for i, k in T.Parallel(M, K):
+                T.reducer_update(acc[i], src[i, k])
+            result = T.alloc_fragment((M,), dtype)
+            T.finalize_reducer(acc, result)
+            T.copy(result, B)
+
+    return kernel
+
+
+def test_packed_accumulation_fp16_parallel_reduction(target):
+    """fp16 narrow plans split each per-thread partial into two lanes keyed
+    by the reduction var's parity ("_pk" storage), halving the serial combine
+    dependence chain; a per-thread fold recombines the lanes before the
+    (unchanged) projected collective."""
+    M, K, threads = 32, 64, 128
+
+    A = RNG.standard_normal((M, K,)).astype(np.float16)
+    B = tl.compile(_rowsum_kernel(M, K, threads, T.float16), out_idx=-1)(A)
+    assert_close(B, A.astype(np.float32).sum(axis=1).astype(np.float16), atol=1e-2, rtol=1e-2)
+
+
+def test_packed_accumulation_fp16_inner_serial(target):
+    """An enclosing serial loop is the preferred lane source: its parity
+    alternates lanes on the owning thread with zero cross-thread effects."""
+    M, K, threads = 8, 16, 128
+
+    @T.prim_func
+    def kernel(A: T.Tensor((M, K), T.float16), B: T.Tensor((M,), T.float16)):
+        with T.Kernel(1, threads=threads):
+            src = T.alloc_fragment((M, K), T.float16)
+            T.copy(A, src)
+            acc = T.alloc_reducer((M,), T.float16, op="sum")
+            T.reducer_init(acc)
+            for i in T.Parallel(M):
+                for k in T.serial(K):
+                    T.reducer_update(acc[i], src[i, k])
+            result = T.alloc_fragment((M,), T.float16)
+            T.finalize_reducer(acc, result)
+            T.copy(result, B)
+
+    if target != "cpu":     # a serial loop inside T.Parallel (see above)
+        with pytest.raises(TileLangError) as info:
+            tl.compile(kernel, out_idx=-1)
+        assert info.value.diagnostics[0].code == "TL0806"
+        return
+    A = RNG.standard_normal((M, K,)).astype(np.float16)
+    B = tl.compile(kernel, out_idx=-1)(A)
+    assert_close(B, A.astype(np.float32).sum(axis=1).astype(np.float16), atol=1e-2, rtol=1e-2)
+
+
+def test_packed_accumulation_bf16_max(target):
+    """Packing applies to idempotent combines on bf16 too (max folds are
+    order-insensitive, so lanes cannot change the result)."""
+    M, K, threads = 32, 64, 128
+
+    @T.prim_func
+    def kernel(A: T.Tensor((M, K), T.bfloat16), B: T.Tensor((M,), T.bfloat16)):
+        with T.Kernel(1, threads=threads):
+            src = T.alloc_fragment((M, K), T.bfloat16)
+            T.copy(A, src)
+            acc = T.alloc_reducer((M,), T.bfloat16, op="max")
+            T.reducer_init(acc)
+            for i, k in T.Parallel(M, K):
+                T.reducer_update(acc[i], src[i, k])
+            result = T.alloc_fragment((M,), T.bfloat16)
+            T.finalize_reducer(acc, result)
+            T.copy(result, B)
+
+    A = RNG.standard_normal((M, K,)).astype(ml_dtypes.bfloat16)
+    B = tl.compile(kernel, out_idx=-1)(A)
+    assert_close(B, A.max(axis=1), atol=0, rtol=0)
+
+
+@pytest.mark.parametrize("force_baseline", [False, True])
+def test_differential_packed_vs_baseline_fp16(target, force_baseline):
+    """The packed narrow plan and the wide baseline must agree numerically
+    (fp16 sum: same contribution multiset up to reassociation)."""
+    M, K, threads = 32, 64, 128
+    configs = _FORCE_BASELINE if force_baseline else None
+    A = RNG.standard_normal((M, K,)).astype(np.float16)
+    B = tl.compile(_rowsum_kernel(M, K, threads, T.float16), out_idx=-1, pass_configs=configs)(A)
+    assert_close(B, A.astype(np.float32).sum(axis=1).astype(np.float16), atol=1e-2, rtol=1e-2)
+
+
+# ---------------------------------------------------------------------------
+# Bitwise combine ops
+# ---------------------------------------------------------------------------
+
+
+def test_epoch_inside_serial_loop_online_softmax(target):
+    """A full epoch (init/update/finalize) inside a serial tile loop reopens
+    once per iteration — the online-softmax rescale pattern. The max epoch
+    seeds from the running maximum, a loop-variant expression."""
+    K, BLOCK_K, threads = 512, 128, 128
+
+    @T.prim_func
+    def kernel(A: T.Tensor((K,), T.float32), B: T.Tensor((1,), T.float32)):
+        with T.Kernel(1, threads=threads):
+            a_frag = T.alloc_fragment((BLOCK_K,), T.float32)
+            running_max = T.alloc_fragment((1,), T.float32)
+            running_sum = T.alloc_fragment((1,), T.float32)
+            running_max[0] = -T.infinity(T.float32)
+            running_sum[0] = 0.0
+            for k_tile in T.serial(T.ceildiv(K, BLOCK_K)):
+                T.copy(A[k_tile * BLOCK_K], a_frag)
+                new_max = T.alloc_reducer((1,), T.float32, op="max")
+                T.reducer_init(new_max, running_max[0])
+                for i in T.Parallel(BLOCK_K):
+                    T.reducer_update(new_max[0], a_frag[i])
+                max_result = T.alloc_fragment((1,), T.float32)
+                T.finalize_reducer(new_max, max_result)
+
+                new_sum = T.alloc_reducer((1,), T.float32, op="sum")
+                T.reducer_init(new_sum)
+                for i in T.Parallel(BLOCK_K):
+                    T.reducer_update(new_sum[0], T.exp(a_frag[i] - max_result[0]))
+                sum_result = T.alloc_fragment((1,), T.float32)
+                T.finalize_reducer(new_sum, sum_result)
+
+                running_sum[0] = T.exp(running_max[0] - max_result[0]) * running_sum[0] + sum_result[0]
+                running_max[0] = max_result[0]
+            if T.get_thread_binding() == 0:
+                B[0] = T.log(running_sum[0]) + running_max[0]
+
+    A = RNG.standard_normal((K,)).astype(np.float32)
+    B = tl.compile(kernel, out_idx=-1)(A)
+    assert_close(B, np.log(np.exp(A.astype(np.float64)).sum()).reshape(1), atol=1e-4, rtol=1e-4)
+
+
+def test_epoch_inside_pipelined_loop(target):
+    """A full epoch inside a T.Pipelined body: the per-iteration collective
+    must survive software pipelining. Warp specialization is disabled, as
+    for every reducer-under-pipelining test."""
+    K, BLOCK_K, threads = 512, 128, 128
+
+    @T.prim_func
+    def kernel(A: T.Tensor((K,), T.float32), B: T.Tensor((1,), T.float32)):
+        with T.Kernel(1, threads=threads):
+            a_shared = T.alloc_shared((BLOCK_K,), T.float32)
+            a_frag = T.alloc_fragment((BLOCK_K,), T.float32)
+            running_max = T.alloc_fragment((1,), T.float32)
+            running_max[0] = -T.infinity(T.float32)
+            for k_tile in T.Pipelined(T.ceildiv(K, BLOCK_K), num_stages=2):
+                T.copy(A[k_tile * BLOCK_K], a_shared)
+                T.copy(a_shared, a_frag)
+                new_max = T.alloc_reducer((1,), T.float32, op="max")
+                T.reducer_init(new_max, running_max[0])
+                for i in T.Parallel(BLOCK_K):
+                    T.reducer_update(new_max[0], a_frag[i])
+                max_result = T.alloc_fragment((1,), T.float32)
+                T.finalize_reducer(new_max, max_result)
+                running_max[0] = max_result[0]
+            if T.get_thread_binding() == 0:
+                B[0] = running_max[0]
+
+    A = RNG.standard_normal((K,)).astype(np.float32)
+    B = tl.compile(
+        kernel,
+        out_idx=-1,
+        pass_configs={tilelang.PassConfigKey.TL_DISABLE_WARP_SPECIALIZED: True},
+    )(A)
+    assert_close(B, A.max().reshape(1), atol=0, rtol=0)
+
+
+def test_epoch_inside_uniform_conditional(target):
+    """A full epoch inside a block-uniform conditional: every thread of the
+    block takes the same branch, so the collective stays barrier-uniform."""
+    extent, threads = 8, 128
+
+    @T.prim_func
+    def kernel(A: T.Tensor((extent,), T.float32), B: T.Tensor((2,), T.float32)):
+        with T.Kernel(2, threads=threads) as bx:
+            src = T.alloc_fragment((extent,), T.float32)
+            T.copy(A, src)
+            result = T.alloc_fragment((1,), T.float32)
+            result[0] = 0.0
+            if bx == 0:
+                acc = T.alloc_reducer((1,), T.float32, op="sum")
+                T.reducer_init(acc)
+                for i in T.Parallel(extent):
+                    T.reducer_update(acc[0], src[i])
+                T.finalize_reducer(acc, result)
+            if T.get_thread_binding() == 0:
+                B[bx] = result[0]
+
+    A = np.arange(1, extent + 1).astype(np.float32)
+    B = tl.compile(kernel, out_idx=-1)(A)
+    expected = np.array([A.sum(), 0.0])
+    assert_close(B, expected, atol=0, rtol=0)
+
+
+def test_seed_captured_at_init_site(target):
+    """The T.reducer_init starting value is evaluated at the init site:
+    overwriting the expression's source before finalize must not change the
+    epoch's logical starting value."""
+    extent, threads = 8, 128
+
+    @T.prim_func
+    def kernel(A: T.Tensor((extent,), T.float32), B: T.Tensor((1,), T.float32)):
+        with T.Kernel(1, threads=threads):
+            src = T.alloc_fragment((extent,), T.float32)
+            T.copy(A, src)
+            seed = T.alloc_fragment((1,), T.float32)
+            seed[0] = 5.0
+            acc = T.alloc_reducer((1,), T.float32, op="sum")
+            T.reducer_init(acc, seed[0])
+            seed[0] = 100.0  # after init, before finalize: must not matter
+            for i in T.Parallel(extent):
+                T.reducer_update(acc[0], src[i])
+            result = T.alloc_fragment((1,), T.float32)
+            T.finalize_reducer(acc, result)
+            if T.get_thread_binding() == 0:
+                B[0] = result[0]
+
+    A = np.arange(1, extent + 1).astype(np.float32)
+    B = tl.compile(kernel, out_idx=-1)(A)
+    assert_close(B, (A.sum() + 5.0).reshape(1), atol=0, rtol=0)
+
+
+def test_finalize_in_conditional_refinement(target):
+    """A finalize inside a block-uniform conditional nested in the init's
+    scope runs 0 or 1 times per init — legal. Blocks that skip the branch
+    leave the partials unread. (The sum_smaller_probs pattern.)"""
+    extent, threads = 8, 128
+
+    @T.prim_func
+    def kernel(
+        A: T.Tensor((extent,), T.float32),
+        S: T.Tensor((2,), T.int32),
+        B: T.Tensor((2,), T.float32),
+    ):
+        with T.Kernel(2, threads=threads) as bx:
+            src = T.alloc_fragment((extent,), T.float32)
+            T.copy(A, src)
+            acc = T.alloc_reducer((1,), T.float32, op="sum")
+            T.reducer_init(acc)
+            if S[bx] < 0:
+                if T.get_thread_binding() == 0:
+                    B[bx] = 0.0
+            else:
+                for i in T.Parallel(extent):
+                    T.reducer_update(acc[0], src[i])
+                result = T.alloc_fragment((1,), T.float32)
+                T.finalize_reducer(acc, result)
+                if T.get_thread_binding() == 0:
+                    B[bx] = result[0]
+
+    A = np.arange(1, extent + 1).astype(np.float32)
+    S = np.array([-1, 1], np.int32)
+    B = tl.compile(kernel, out_idx=-1)(A, S)
+    expected = np.array([0.0, A.sum()])
+    assert_close(B, expected, atol=0, rtol=0)
