@@ -1,6 +1,7 @@
 """Ports of TileLang's JIT tests that need no GPU toolchain (testing/python/jit/):
-`None` for a tensor argument the kernel does not touch (test_tilelang_jit_nullptr.py)
-and `factory.par_compile(configs)` (test_tilelang_jit_parcompile.py), checked against
+`None` for a tensor argument the kernel does not touch (test_tilelang_jit_nullptr.py),
+`factory.par_compile(configs)` (test_tilelang_jit_parcompile.py) and a GEMM factory
+(test_tilelang_jit_gemm.py), checked against
 numpy on both targets. The factories' lines are TileLang's; shapes are smaller. The
 other JIT tests check TileLang's own internals (its argument-binding cache, nvcc and
 cython back ends, CUDA post-processing callbacks) and are out of scope."""
@@ -119,3 +120,62 @@ def test_par_compile(target):
         A = RNG.standard_normal((M, K)).astype(np.float16)
         B = RNG.standard_normal((N, K)).astype(np.float16)
         close(kernel(A, B), A.astype(np.float64) @ B.astype(np.float64).T, 1e-2, 1e-2)
+
+
+@tilelang.jit(
+    out_idx=-1,  # create the output tensor during runtime
+)
+def matmul_kernel_jit_full(
+    M,
+    N,
+    K,
+    block_M,
+    block_N,
+    block_K,
+    trans_A,
+    trans_B,
+    in_dtype,
+    out_dtype,
+    accum_dtype,
+    num_stages,
+    threads,
+):
+    A_shape = (K, M) if trans_A else (M, K)
+    B_shape = (N, K) if trans_B else (K, N)
+    A_shared_shape = (block_K, block_M) if trans_A else (block_M, block_K)
+    B_shared_shape = (block_N, block_K) if trans_B else (block_K, block_N)
+
+    @T.prim_func
+    def main(
+        A: T.Tensor(A_shape, in_dtype),
+        B: T.Tensor(B_shape, in_dtype),
+        C: T.Tensor((M, N), out_dtype),
+    ):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=threads) as (bx, by):
+            A_shared = T.alloc_shared(A_shared_shape, in_dtype)
+            B_shared = T.alloc_shared(B_shared_shape, in_dtype)
+            C_local = T.alloc_fragment((block_M, block_N), accum_dtype)
+            T.clear(C_local)
+            for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=num_stages):
+                if trans_A:
+                    T.copy(A[k * block_K, by * block_M], A_shared)
+                else:
+                    T.copy(A[by * block_M, k * block_K], A_shared)
+                if trans_B:
+                    T.copy(B[bx * block_N, k * block_K], B_shared)
+                else:
+                    T.copy(B[k * block_K, bx * block_N], B_shared)
+                T.gemm(A_shared, B_shared, C_local, trans_A, trans_B)
+            T.copy(C_local, C[by * block_M, bx * block_N])
+
+    return main
+
+
+def test_gemm_f16f16f32_nn_kernel_jit(target):
+    """test_tilelang_jit_gemm.py: the factory's kernel called with inputs only."""
+    M, N, K = 64, 128, 96
+    matmul_kernel = matmul_kernel_jit_full(M, N, K, 32, 32, 16, False, False, T.float16,
+                                           T.float16, T.float32, 0, 128)
+    A = RNG.standard_normal((M, K)).astype(np.float16)
+    B = RNG.standard_normal((K, N)).astype(np.float16)
+    close(matmul_kernel(A, B), A.astype(np.float64) @ B.astype(np.float64), 1e-2, 1e-2)
