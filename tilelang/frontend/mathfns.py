@@ -192,7 +192,39 @@ def ieee(b, name, tree, span):
                 xs[0], xs[1])
 
 
+ANY_ALL_LIMIT = 64          # elements of an any_of / all_of region (an unrolled chain)
+
+
+def any_all(b, name, tree, span):
+    """`T.any_of(mask[by, bx, k, :])` / `T.all_of(...)`: whether any / every element of
+    the region is true (nonzero), as the chain of its elements' loads."""
+    import itertools
+    from ..ir.nodes import Load
+    from .regions import region_arg
+    from .values import const_int
+    args = bind(Sig(f"T.{name}", (("region", REQUIRED),)), tree, b.spans)
+    spec = region_arg(b, args["region"], f"the region of T.{name}")
+    buf = spec.buffer
+    sizes = [e if isinstance(e, int) else const_int(e) for e in (spec.extents or
+                                                                    (1,) * len(spec.starts))]
+    count = math.prod(sizes) if None not in sizes else None
+    if count is None or count > ANY_ALL_LIMIT:
+        raise fail(CT.BAD_OPERAND, f"T.{name} takes a region of constant extents, at most "
+                   f"{ANY_ALL_LIMIT} elements", spec.span, "too large or not constant")
+    out = None
+    for offs in itertools.product(*(range(n) for n in sizes)):
+        idx = tuple(st if k == 0 else Binary("+", st, Const(k, st.dtype, span=span), st.dtype,
+                                             span=span) for st, k in zip(spec.starts, offs))
+        e = Load(buf, idx, buf.dtype, span=span)
+        if buf.dtype != "bool":
+            e = Binary("!=", e, Const(0, buf.dtype, span=span), "bool", span=span)
+        out = e if out is None else Binary("or" if name == "any_of" else "and", out, e,
+                                           "bool", span=span)
+    return out
+
+
 HANDLERS = {n: unary for n in FAST + DERIVED}
+HANDLERS.update(any_of=any_all, all_of=any_all)
 HANDLERS.update({n: ieee for n in IEEE})
 HANDLERS["round"] = lambda b, name, tree, span: round_mode(b, tree, span)
 

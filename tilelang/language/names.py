@@ -25,7 +25,7 @@ EXPR_FUNCS = ("exp", "exp2", "log", "log2", "sqrt", "rsqrt", "tanh", "sigmoid", 
               "__exp", "__exp10", "__log", "__log2", "__log10", "__sin", "__cos", "__tan",
               "exp10", "log10", "sinh", "cosh", "atan", "nearbyint", "fmod", "ieee_add", "ieee_sub",
               "ieee_mul", "ieee_fdiv", "ieee_fmaf", "ieee_frcp", "ieee_fsqrt", "ieee_frsqrt",
-              "isfinite", "isnan", "isinf")
+              "isfinite", "isnan", "isinf", "any_of", "all_of")
 # helpers that also compute on plain Python numbers (host code calls T.ceildiv(N, 128))
 HOST_FUNCS = ("ceildiv", "align_up", "floordiv", "floormod", "truncdiv", "truncmod", "max", "min",
               "abs", "clamp")

@@ -374,8 +374,9 @@ class StmtLowering:
 
     def _unrolls(self, s: For) -> bool:
         """A short loop of constant bounds whose variable places an on-chip region
-        (`T.copy(A[b, ...], A_shared[b, :, :])`, a batched GEMM): unrolled, as the engines
-        address on-chip tiles by constant offsets only. Not with allocations in the body
+        (`T.copy(A[b, ...], A_shared[b, :, :])`, a batched GEMM) or an on-chip element
+        (`mask_local[i] = Mask[..., i]`): unrolled, as the engines address on-chip tiles
+        by constant offsets only. Not with allocations in the body
         (each copy would declare them again)."""
         if not (isinstance(s.extent, Const) and isinstance(s.min, Const)) or \
                 int(s.extent.value) > UNROLL_LIMIT:
@@ -383,8 +384,17 @@ class StmtLowering:
         body = list(walk(s.body))
         if any(isinstance(n, Alloc) for n in body):
             return False
-        return any(isinstance(n, Region) and n.buffer.name in self.local and any(
-            v == s.var for st in n.starts for v in walk(st)) for n in body)
+        def placed(n):          # an on-chip region or element indexed by the loop
+            if isinstance(n, Region):
+                at = n.starts
+            elif isinstance(n, Store) and not any(isinstance(p, For) and p.kind in (
+                    "parallel", "vectorized") for p in body):
+                at = n.indices              # `src[i] = A[i]` in a serial loop
+            else:
+                return False
+            return n.buffer.name in self.local and any(v == s.var for x in at
+                                                       for v in walk(x))
+        return any(placed(n) for n in body)
 
     def serial(self, s: For, body) -> None:
         em = self.em
