@@ -49,7 +49,8 @@ LOOP_ITERS = ("Parallel", "parallel", "Pipelined", "serial", "Serial", "unroll",
 # (T.use_swizzle sets tcsim's block raster; the others change nothing here)
 HINTS = ("use_swizzle", "annotate_layout", "annotate_padding", "annotate_l2_hit_ratio",
          "annotate_compile_flags", "annotate_pass_configs", "no_set_max_nreg",
-         "set_max_nreg", "disable_warp_group_reg_alloc", "sync_threads", "func_attr")
+         "set_max_nreg", "disable_warp_group_reg_alloc", "sync_threads", "func_attr",
+         "assume")
 # objects that only appear inside hints (T.annotate_layout({A: T.Layout(...)}))
 HINT_VALUES = ("Layout", "Fragment", "GemmWarpPolicy")
 # thread-level programming: out of scope (a diagnostic says what to write instead)
