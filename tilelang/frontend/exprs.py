@@ -110,7 +110,7 @@ class ExprMixin(ExprExtMixin, SpreadMixin):
                 self.check_symbol(value, span)
             return replace(value, span=span)
         if isinstance(value, (Lit, DType, Str, TModule, OpaqueModule, TRef, Tup, NoneVal,
-                              TirModule, PyFunc)):
+                              TirModule, PyFunc, DictVal)):
             return replace(value, span=span)
         return value
 
