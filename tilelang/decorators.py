@@ -239,6 +239,22 @@ class JITFactory:
             return self.eager.compile(args, kwargs)
         return self(*args, **kwargs)
 
+    def par_compile(self, configs, num_workers=None, ignore_error=False) -> list:
+        """TileLang's `par_compile`: the kernels of several parameter sets, in order (a
+        set is a tuple of positional arguments or a dict of keywords). They compile one
+        after another, each through the cache; `num_workers` is accepted for TileLang's
+        signature. With `ignore_error`, a set that fails to compile gives None."""
+        out = []
+        for config in configs:
+            args, kwargs = ((), config) if isinstance(config, dict) else (tuple(config), {})
+            try:
+                out.append(self.compile(*args, **kwargs))
+            except TileLangError:
+                if not ignore_error:
+                    raise
+                out.append(None)
+        return out
+
     def get_kernel_source(self, *args, **kwargs) -> str:
         """The generated code of the kernel for these parameters (none for a function
         that takes none, as TileLang's `f.get_kernel_source()`)."""

@@ -18,3 +18,18 @@ def similar(got, want, eps=1e-3):
     x = np.asarray(got, dtype=np.float64)
     y = np.asarray(want, dtype=np.float64)
     assert 1 - 2 * (x * y).sum() / (x * x + y * y).sum() < eps
+
+
+def slow_beyond(cases, fast: int, one_arg: bool = False):
+    """The parametrization `cases` with all but the first `fast` marked slow (`make test`
+    runs those first ones; `make test-slow` the rest of TileLang's matrix). `one_arg`:
+    each case is the value of a single argument, even a tuple."""
+    import pytest
+    out = []
+    for k, case in enumerate(cases):
+        if k < fast:
+            out.append(case)
+        else:
+            args = case if isinstance(case, tuple) and not one_arg else (case,)
+            out.append(pytest.param(*args, marks=pytest.mark.slow))
+    return out

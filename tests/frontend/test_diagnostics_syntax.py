@@ -82,9 +82,9 @@ def test_tl0008_unexpected_indent():
 
 
 def test_tl0009_unsupported_syntax():
-    # a dict appears only inside T.annotate_layout (a hint whose argument is not evaluated)
+    # a dict is a compile-time value with string keys (keywords for a `**` call)
     src = kernel_source("y = {x: 2}")
-    check_at(src, "TL0009", "a dict is not a value of the tile language", L, "{x: 2}")
+    check_at(src, "TL0009", "a dict in a kernel has string keys", L, "x")
 
 
 def test_tl0010_unterminated_string():

@@ -67,7 +67,11 @@ A global workspace is shared by all blocks, so it is allocated once, before
 BAD_ATOMIC = register("TL0316", "bad atomic operation", """
 `T.atomic_add(dst, value)` takes a destination element `C[i, j]` of a global or
 shared buffer and a scalar value, or a destination corner and a tile (`C_f`) for a
-tile-wide atomic update.
+tile-wide atomic update (or a region and a scalar). `T.atomic_addx2` / `addx4` take two
+elements (the 2 / 4 from each along the last dim) or regions; with `return_prev=True`
+they are assigned to a region of 2 / 4 elements. `T.atomic_load` takes the memory
+orders relaxed, consume, acquire and seq_cst; `T.atomic_store` relaxed, release and
+seq_cst. The bitwise atomics (`T.atomic_or`, ...) are not supported.
 """)
 BAD_FUNCTION = register("TL0317", "bad kernel or macro definition", """
 Functions in a .tl file are decorated with `@T.prim_func` (a kernel) or `@T.macro`

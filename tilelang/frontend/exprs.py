@@ -15,6 +15,7 @@ from ..ir.nodes import Span, Expr, Const, Var, Buffer, Binary, Unary, Load, COMP
 from ..language.names import ALL_NAMES, DTYPE_NAMES, DTYPE_ALIASES, SUB_BYTE_DTYPES
 from .errors import fail, did_you_mean
 from .exprs_ext import ExprExtMixin
+from .starargs import DictVal, SpreadMixin, dict_item, spread_call
 from .values import (Lit, DType, Str, Tup, TRef, TModule, OpaqueModule, BufRef, NoneVal,
                      TirModule, PyFunc,
                      as_expr, unify, fold, describe, span_of, kind_of)
@@ -34,7 +35,7 @@ def parse_number(text: str):
     return int(text)
 
 
-class ExprMixin(ExprExtMixin):
+class ExprMixin(ExprExtMixin, SpreadMixin):
     """Needs: self.scope, self.spans, self.check_symbol(var, span)."""
 
     def eval(self, tree):
@@ -109,7 +110,7 @@ class ExprMixin(ExprExtMixin):
                 self.check_symbol(value, span)
             return replace(value, span=span)
         if isinstance(value, (Lit, DType, Str, TModule, OpaqueModule, TRef, Tup, NoneVal,
-                              TirModule, PyFunc)):
+                              TirModule, PyFunc, DictVal)):
             return replace(value, span=span)
         return value
 
@@ -256,6 +257,8 @@ class ExprMixin(ExprExtMixin):
         span = self.spans.of(tree)
         if isinstance(base, Tup):
             return self.tuple_item(base, tree.children[1].children, span)   # exprs_ext.py
+        if isinstance(base, DictVal):
+            return dict_item(self, base, tree.children[1].children, span)   # starargs.py
         if not isinstance(base, BufRef):
             raise fail(CT.NOT_SCALAR, f"cannot index {describe(base)}", span_of(base),
                        "not a buffer")
@@ -282,6 +285,7 @@ class ExprMixin(ExprExtMixin):
 
     def _e_call(self, tree):
         from .intrinsics import call_value
+        tree = spread_call(self, tree)
         callee = self.eval(tree.children[0])
         return call_value(self, callee, tree)
 

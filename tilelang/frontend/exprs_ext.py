@@ -218,11 +218,6 @@ class ExprExtMixin:
         return tup.items[k]
 
     # ------------------------------------------------------------------ hint-only forms
-    def _e_dict(self, tree):
-        raise fail(CS.UNSUPPORTED_SYNTAX, "a dict is not a value of the tile language",
-                   self.spans.of(tree), "dict",
-                   help="dicts appear only as the argument of T.annotate_layout, a hint")
-
     def _e_lambdef(self, tree):
         raise fail(CS.UNSUPPORTED_SYNTAX, "a lambda is not a value of the tile language",
                    self.spans.of(tree), "lambda",

@@ -18,13 +18,15 @@ from .stmts import StmtMixin
 from .stmts_ext import StmtExtMixin
 from .tileops_ext import TileOpExtMixin
 from .tileops import TileOpMixin
+from .atomics import AtomicExtMixin
+from .reducers import ReducerMixin
 from .values import Lit, DType, Str, Tup, TRef, describe, span_of, const_int, const_value
 
 _BLOCK_NAMES = ("bx", "by", "bz")
 
 
 class FunctionBuilder(ExprMixin, StmtMixin, StmtExtMixin, LoopMixin, TileOpMixin,
-                      TileOpExtMixin, RankOpMixin):
+                      TileOpExtMixin, RankOpMixin, AtomicExtMixin, ReducerMixin):
     def __init__(self, globals_, spans):
         self.scope = Scope(globals_)
         self.spans = spans
@@ -212,9 +214,10 @@ class FunctionBuilder(ExprMixin, StmtMixin, StmtExtMixin, LoopMixin, TileOpMixin
             raise fail(C3.KERNEL_NESTED, "`T.Kernel` inside another statement", span,
                        "nested kernel", help="T.Kernel must be a top-level statement of the "
                        "prim_func")
-        args = bind(Sig("T.Kernel", (("threads", 128),), varargs="grid", min_varargs=1,
+        args = bind(Sig("T.Kernel", (("threads", 128),), varargs="grid", min_varargs=0,
                         max_varargs=3, ignored=("is_cpu", "prelude")), ctx, self.spans)
-        grid = tuple(self.eval_int(t, "an integer grid size") for t in args["grid"])
+        grid = tuple(self.eval_int(t, "an integer grid size") for t in args["grid"]) or \
+            (Const(1, "int32", span=span),)         # `T.Kernel(threads=1)`: one block
         for g in grid:
             size = const_value(g)
             if size is not None and size < 1:

@@ -19,6 +19,7 @@ from .callargs import Sig, REQUIRED, bind
 from .errors import fail
 from .exprs_ext import BIT_OPS
 from .values import DType, Lit, NoneVal, as_expr, unify, kind_of, lit_to, materialize
+from .mathfns import HANDLERS as _MATH
 
 _BIT_FUNCS = {v: k for k, v in BIT_OPS.items()}
 
@@ -200,6 +201,12 @@ HANDLERS.update(pow=_pow, Cast=_cast_dtype_first, clamp=_clamp, truncdiv=_trunc_
                 const=_eager_only, empty=_eager_only, reinterpret=_reinterpret,
                 Select=_select, get_block_binding=_block_binding)
 HANDLERS["tir.const"] = _tir_const
+HANDLERS.update({n: (lambda b, name, tree, span: b.bit_atomic(name, span))
+                 for n in ("atomic_or", "atomic_and", "atomic_xor")})
+HANDLERS.update(_MATH)
+HANDLERS["atomic_load"] = lambda b, name, tree, span: b.atomic_load(tree, span)
+HANDLERS.update({f"atomic_{op}": (lambda b, name, tree, span: b.atomic_fetch_value(
+    name[len("atomic_"):], tree, span)) for op in ("add", "max", "min")})
 HANDLERS.update({n: _bit_func for n in _BIT_FUNCS})
 HANDLERS.update({n: _bit_func for n in ("bitwise_not",)})
 HANDLERS.update({n: _thread_level for n in THREAD_NAMES})

@@ -42,10 +42,13 @@ class LoopMixin:
                                 "loop")
                 loop_vars.append(var)
             self.nesting += 1
+            parallel = any(loop[2] in ("parallel", "vectorized") for loop in loops)
+            self.parallel_depth = getattr(self, "parallel_depth", 0) + parallel
             try:
                 body = self.block(body_tree)
             finally:
                 self.nesting -= 1
+                self.parallel_depth -= parallel
         span = self.spans.of(tree)
         for var, (lo, extent, kind, ann, *_) in reversed(list(zip(loop_vars, loops))):
             body = For(var, lo, extent, kind, body, ann, span=span)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import builtins
 import inspect
+import re
 import textwrap
 
 from ..diagnostics import TileLangError, SourceMap, Diagnostic
@@ -30,6 +31,43 @@ def _source(func):
     first_dedented = next((l for l in dedented.splitlines() if l.strip()), "")
     indent = len(first) - len(first.lstrip()) - (len(first_dedented) - len(first_dedented.lstrip()))
     return dedented, Spans(file, start - 1, indent), file
+
+
+def _lambda_source(func):
+    """A lambda as the text `def <lambda>(params):\n    return body` (Spans placing its
+    body where the lambda's is): the lambda of the source lines holding it whose
+    parameters are func's; its body ends at the first comma or closing bracket outside
+    brackets of its own."""
+    lines, start = inspect.getsourcelines(func)
+    file = inspect.getsourcefile(func) or func.__code__.co_filename
+    text = "".join(lines)
+    names = func.__code__.co_varnames[:func.__code__.co_argcount]
+    for m in re.finditer(r"\blambda\b", text):
+        colon = text.find(":", m.end())
+        params = [p.strip() for p in text[m.end():colon].split(",") if p.strip()]
+        if tuple(p.split("=")[0].strip() for p in params) != names:
+            continue
+        body_at = colon + 1 + (len(text[colon + 1:]) - len(text[colon + 1:].lstrip(" ")))
+        body = _until_top_level_end(text[body_at:])
+        line = text.count("\n", 0, body_at)
+        col = body_at - (text.rfind("\n", 0, body_at) + 1)
+        src = f"def __lambda({', '.join(params)}):\n    return {body}\n"
+        return src, Spans(file, start - 1 + line - 1, col - len("    return ")), file
+    raise Fail(Diagnostic(C3.BAD_FUNCTION, "cannot find the source of a lambda called in "
+                          "the kernel", notes=[f"defined at {file}:{start}"],
+                          help="write it as a `def` function"))
+
+
+def _until_top_level_end(text: str) -> str:
+    depth = 0
+    for i, ch in enumerate(text):
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}" and depth == 0 or ch in ",\n" and depth == 0:
+            return text[:i].rstrip()
+        elif ch in ")]}":
+            depth -= 1
+    return text.rstrip()
 
 
 def _funcdef(tree):
@@ -89,7 +127,8 @@ class _Loader:
 
     def parse(self, func):
         from .parser import parse_tree
-        text, spans, file = _source(func)
+        text, spans, file = _lambda_source(func) if func.__name__ == "<lambda>" else \
+            _source(func)
         tree = parse_tree(text, spans)
         funcdef = _funcdef(tree)
         if funcdef is None:

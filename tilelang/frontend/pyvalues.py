@@ -7,6 +7,7 @@ import types
 
 from ..diagnostics import codes_types as CT
 from ..ir.nodes import Const, Var, Buffer
+from ..language.names import ALL_NAMES
 from .errors import fail
 from .intrinsics import dtype_of
 from .values import (Lit, DType, Str, TRef, TModule, OpaqueModule, Opaque, Tup, NoneVal,
@@ -32,6 +33,11 @@ def python_value(obj, macro_loader):
         if all(i is not None and not isinstance(i, Opaque) for i in items):
             return Tup(tuple(items))
         return Opaque(f"a Python {type(obj).__name__} of non-constant values")
+    if isinstance(obj, dict) and all(isinstance(k, str) for k in obj):
+        from .starargs import DictVal          # a dict of helpers (`OPS[op](a, b)`)
+        items = tuple((k, python_value(v, macro_loader)) for k, v in obj.items())
+        if all(v is not None for _, v in items):
+            return DictVal(items)
     if isinstance(obj, language.Symbol):
         return Var(obj.name, "int32")
     if isinstance(obj, types.ModuleType):
@@ -43,6 +49,9 @@ def python_value(obj, macro_loader):
     kind = getattr(obj, "__tilelang_kind__", None)
     if kind == "macro":
         return macro_loader(obj)
+    name = getattr(obj, "__name__", "")
+    if callable(obj) and name in ALL_NAMES and getattr(language, name, None) is obj:
+        return TRef(name)               # `reduce_fn = T.reduce_max`, called in the kernel
     if kind is None and isinstance(obj, types.FunctionType) and \
             not obj.__module__.startswith("tilelang."):
         return PyFunc(obj, macro_loader)

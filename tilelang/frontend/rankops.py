@@ -180,6 +180,17 @@ class RankOpMixin:
         idx = self.indices(buf, target.children[1].children, self.spans.of(target))
         return buf, idx, self._int_value(buf, args["value"])
 
+    def _int_destination(self, call_tree) -> bool:
+        """Whether the call's first argument is an element of an integer tensor (others
+        are fetched as a value, atomics.py)."""
+        args = call_tree.children[1]
+        first = args.children[0] if args is not None and args.children else None
+        if not (isinstance(first, Tree) and first.data == "getitem"):
+            return True                         # the diagnostics of _atom_args
+        base = self.eval(first.children[0])
+        return not isinstance(base, BufRef) or (dtypes.is_int(base.buffer.dtype)
+                                                and base.buffer.dtype != "bool")
+
     def fetch_assign(self, name, tspan, value_tree, span):
         """`old = T.atomic_add(x[i], v, return_prev=True)` / `old = T.atom_add(x[i], v)`:
         an AtomicFetch binding `old`, or None when the value is no such call."""
@@ -191,7 +202,8 @@ class RankOpMixin:
         if callee.name == "atom_add":
             buf, idx, value = self._atom_args(value_tree, "T.atom_add",
                                               (("scope", "gpu"), ("sem", "relaxed")))
-        elif callee.name == "atomic_add" and _has_kwarg(value_tree, "return_prev"):
+        elif callee.name == "atomic_add" and _has_kwarg(value_tree, "return_prev") and \
+                self._int_destination(value_tree):      # others: atomics.py, as a value
             args = bind(Sig("T.atomic_add", (("dst", REQUIRED), ("value", REQUIRED),
                                              ("memory_order", None), ("return_prev", False))),
                         value_tree, self.spans)

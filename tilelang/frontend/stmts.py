@@ -14,13 +14,14 @@ from ..language.names import TILE_OPS, ALLOCS, HINTS
 from .callargs import Sig, bind
 from .errors import fail
 from .scope import Scope
+from .starargs import DictVal, spread_call
 from .values import (Lit, DType, Str, Tup, NoneVal, BufRef, TRef, Macro, Opaque, PyFunc,
                      as_expr, describe, span_of)
 
 _AUG = {"+=": "+", "-=": "-", "*=": "*", "/=": "/", "//=": "//", "%=": "%", "&=": "&",
         "|=": "|", "^=": "^", "<<=": "<<", ">>=": ">>"}
 # values bound by `name = value` at compile time (Python values in TileLang's parser)
-_COMPILE_TIME = (Lit, DType, Str, Tup, NoneVal)
+_COMPILE_TIME = (Lit, DType, Str, Tup, NoneVal, DictVal, TRef)     # TRef: `scan = T.cumsum`
 MAX_MACRO_DEPTH = 32
 
 
@@ -87,6 +88,7 @@ class StmtMixin:
         if isinstance(expr, Tree) and expr.data == "string":
             return []                                   # docstring
         if isinstance(expr, Tree) and expr.data == "call":
+            expr = spread_call(self, expr)                  # f(*args, **kwargs)
             callee = self.eval(expr.children[0])
             span = self.spans.of(expr)
             if isinstance(callee, TRef) and callee.name in TILE_OPS:
@@ -120,6 +122,9 @@ class StmtMixin:
         if declared is not None:
             return declared
         if isinstance(target, Tree) and target.data == "getitem":
+            lanes = self.lanes_fetch_assign(target, value_tree, span)   # atomics.py
+            if lanes is not None:
+                return lanes
             return [self._store(target, lambda cur: self.eval(value_tree), span)]
         if isinstance(target, Tree) and target.data == "tuple":
             return self.assign_tuple(target, self.eval(value_tree), span)

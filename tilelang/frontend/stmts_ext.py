@@ -297,7 +297,8 @@ class StmtExtMixin:
         branch taken (in the enclosing scope, as in Python), or None when a condition is
         known only at run time (then `remaining` is built as an ordinary `if`)."""
         for i, (cond_tree, body_tree, _span) in enumerate(branches):
-            known = truth(self.eval(cond_tree), python_only=True)
+            known = True if self.first_thread_guard(cond_tree) else \
+                truth(self.eval(cond_tree), python_only=True)
             if known is None:
                 return None if i == 0 else ("rest", branches[i:])
             if known:
@@ -305,6 +306,27 @@ class StmtExtMixin:
         if else_tree is None:
             return ("taken", [])
         return ("taken", self.stmts(_suite_stmts(else_tree.children[0])))
+
+    def first_thread_guard(self, cond_tree) -> bool:
+        """`if T.get_thread_binding() == 0:` outside T.Parallel: TileLang's "one thread
+        does it" guard. A statement outside T.Parallel runs once per block here, so the
+        guarded statements are those of the block (any other use of the thread index is
+        thread-level code, TL0380)."""
+        if getattr(self, "parallel_depth", 0) or not (
+                isinstance(cond_tree, Tree) and cond_tree.data == "flat"
+                and len(cond_tree.children) == 3 and str(cond_tree.children[1]) == "=="):
+            return False
+        a, b = cond_tree.children[0], cond_tree.children[2]
+        return _zero(b) and self._thread_index_call(a) or _zero(a) and self._thread_index_call(b)
+
+    def _thread_index_call(self, tree) -> bool:
+        if not (isinstance(tree, Tree) and tree.data == "call"):
+            return False
+        callee = self.eval(tree.children[0])
+        if not (isinstance(callee, TRef) and callee.name == "get_thread_binding"):
+            return False
+        args = tree.children[1]
+        return args is None or (len(args.children) == 1 and _zero(args.children[0]))
 
     # ------------------------------------------------------------------ x += 1 (constant)
     def aug_const(self, name, value, op, value_tree, span, op_span):
@@ -374,3 +396,7 @@ class UnboundScalar:
     name: str
     dtype: str
     span: object
+
+
+def _zero(tree) -> bool:
+    return isinstance(tree, Tree) and tree.data == "number" and str(tree.children[0]) == "0"

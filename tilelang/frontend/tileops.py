@@ -11,7 +11,8 @@ from ..ir.nodes import (Const, Buffer, Alloc, Copy, Gemm, Fill, Reduce, Atomic, 
 from .callargs import Sig, REQUIRED, bind
 from .errors import fail
 from .intrinsics import dtype_of
-from .regions import region_arg, pair, fmt_extents
+from .nanreduce import nan_propagating
+from .regions import RegionAlias, region_arg, pair, fmt_extents
 from .promotion import is_strict
 from .values import (Lit, BufRef, Tup, Var, Str, NoneVal, as_expr, kind_of, lit_to,
                      const_int, const_value, describe, span_of, cast_value, convert_to)
@@ -34,7 +35,11 @@ class TileOpMixin:
                        "tile operation outside the kernel",
                        help="move it inside the `with T.Kernel(...)` body")
         if name.startswith("reduce_"):
-            return [self._reduce(name[len("reduce_"):], tree, span)]
+            return self._reduce(name[len("reduce_"):], tree, span)
+        if name in ("atomic_addx2", "atomic_addx4", "atomic_store", "reducer_init",
+                    "reducer_update"):
+            result = getattr(self, f"_op_{name}")(tree, span)   # atomics.py, reducers.py
+            return result if isinstance(result, list) else [result]
         if name.startswith("atomic_"):
             return [self._atomic(name[len("atomic_"):], tree, span)]
         result = getattr(self, f"_op_{name}")(tree, span)
@@ -114,8 +119,14 @@ class TileOpMixin:
     def _op_finalize_reducer(self, tree, span):
         """TileLang combines a reducer's per-thread replicas here; this compiler keeps
         one copy, already final (the argument is still checked)."""
-        args = bind(Sig("T.finalize_reducer", (("reducer", REQUIRED),)), tree, self.spans)
-        region_arg(self, args["reducer"], "the reducer of T.finalize_reducer")
+        args = bind(Sig("T.finalize_reducer", (("reducer", REQUIRED), ("dst", None),
+                                                ("batch", 1))), tree, self.spans)
+        src = region_arg(self, args["reducer"], "the reducer of T.finalize_reducer")
+        self.const_arg(args["batch"], "batch", minimum=1)     # as T.reduce_*'s `batch`
+        if args["dst"] is not None:         # `T.finalize_reducer(acc, result)`: a copy
+            dst = region_arg(self, args["dst"], "the destination of T.finalize_reducer")
+            s, d = pair(src, dst, "T.finalize_reducer")
+            return Copy(s, d, span=span)
         return []
 
     def _var_buffer(self, tree):
@@ -194,13 +205,19 @@ class TileOpMixin:
 
     # ------------------------------------------------------------------ reduce / atomics
     def _reduce(self, kind, tree, span):
+        if kind in ("bitand", "bitor", "bitxor"):
+            return self.bitwise_reduce(kind, tree, span)             # tileops_ext.py
         sig = Sig(f"T.reduce_{kind}", (("buffer", REQUIRED), ("out", REQUIRED), ("dim", -1),
-                                       ("clear", True)))
+                                       ("clear", True), ("batch", 1), ("nan_propagate", False)))
         args = bind(sig, tree, self.spans)
         src = self._whole_buffer(args["buffer"], f"T.reduce_{kind}")
         dst = self._whole_buffer(args["out"], f"T.reduce_{kind}")
         dim = self.const_arg(args["dim"], "dim")
         clear = self.const_arg(args["clear"], "clear", bool)
+        # TileLang's `batch`: how many rows one CUDA all-reduce combines; the reduction
+        # is the same for any count, which is checked and otherwise has no effect here
+        self.const_arg(args["batch"], "batch", minimum=1)
+        nan_propagate = self.const_arg(args["nan_propagate"], "nan_propagate", bool)
         n = src.ndim
         if not -n <= dim < n:
             dim_span = self.spans.of(args["dim"]) if isinstance(args["dim"], Tree) or hasattr(
@@ -216,7 +233,8 @@ class TileOpMixin:
                        f"{dim} gives {_shape(want)}, but `{dst.name}` is {_shape(dst.shape)}",
                        self.spans.of(args["out"]), f"{_shape(dst.shape)}",
                        secondary=[(self.spans.of(args["buffer"]), _shape(src.shape))])
-        return Reduce(kind, src, dst, dim, clear, span=span)
+        reduce = Reduce(kind, src, dst, dim, clear, span=span)
+        return nan_propagating(self, reduce) if nan_propagate else [reduce]
 
     def _whole_buffer(self, tree, op) -> Buffer:
         v = self.eval(tree)
@@ -236,6 +254,9 @@ class TileOpMixin:
             s, d = pair(src, dst, name)
             return TileAtomic(op, d, s, span=span)
         dst_tree = args["dst"]
+        if self._is_tile(dst_tree):         # a scalar into every element (atomics.py)
+            dst = region_arg(self, dst_tree, f"the destination of {name}")
+            return self.tile_atomic_scalar(op, dst, self.eval(value_tree), span)
         if not (isinstance(dst_tree, Tree) and dst_tree.data == "getitem"):
             raise fail(C3.BAD_ATOMIC, f"the destination of {name} must be an element "
                        "`C[i, j]`", self.spans.of(dst_tree), "not an element")
@@ -254,7 +275,7 @@ class TileOpMixin:
                        for s in tree.children[1].children)
         if isinstance(tree, Tree) and tree.data == "name":
             v, _ = self.scope.lookup(str(tree.children[0]))
-            return isinstance(v, Buffer) and v.scope != "var"
+            return isinstance(v, Buffer) and v.scope != "var" or isinstance(v, RegionAlias)
         return False
 
     # ------------------------------------------------------------------ allocations
@@ -282,13 +303,15 @@ class TileOpMixin:
         params = (("shape", REQUIRED), ("dtype", REQUIRED), ("scope", None))
         if name != "alloc_global":      # the placement the memory_reuse pass prints
             params += (("offset", None), ("align", None))
-        args = bind(Sig(f"T.{name}", params, ignored=("op", "replication")),
-                    tree, self.spans)
+        if name == "alloc_reducer":
+            params += (("op", "sum"),)
+        args = bind(Sig(f"T.{name}", params, ignored=("replication",)), tree, self.spans)
         dtype = dtype_of(self.eval(args["dtype"]))
         shape = self.shape_of(args["shape"], allow_symbols=(name == "alloc_global"))
         offset, align = self.placement(args, span)
         if name == "alloc_reducer":     # many T.Parallel iterations may update an element
             self.reducers = getattr(self, "reducers", frozenset()) | {target_name}
+            self.reducer_op(target_name, args["op"])                  # reducers.py
         return Alloc(Buffer(target_name, shape, dtype, _ALLOC_SCOPE[name], span=span),
                      offset=offset, align=align, span=span)
 

@@ -18,10 +18,12 @@ import textwrap
 
 from lark import Tree
 
+from .. import dtypes
 from ..diagnostics import codes_tileops as C3, codes_types as CT
 from ..ir.nodes import Alloc, Buffer, Cast, Const, Let, Var
 from .callargs import Sig, REQUIRED, bind
 from .errors import fail, Spans
+from .regions import region_arg
 from .values import Lit, BufRef, as_expr, const_int, describe, lit_to, span_of
 
 
@@ -96,41 +98,114 @@ class TileOpExtMixin:
         op = f"T.{name}"
         args = bind(Sig(op, (("src", REQUIRED), ("dst", None), ("dim", 0),
                              ("reverse", False)), ignored=("annotations",)), tree, self.spans)
-        src = self._buffer_arg(args["src"], op, "src")
-        dst = src if args["dst"] is None else self._buffer_arg(args["dst"], op, "dst")
-        if src.scope == "global" or dst.scope == "global" or src.shape != dst.shape:
+        src = self._scan_region(args["src"], op, "src")
+        dst = src if args["dst"] is None else self._scan_region(args["dst"], op, "dst")
+        shape = [int(e) for e in src.extents]
+        if src.buffer.scope == "global" or dst.buffer.scope == "global" or \
+                shape != [int(e) for e in dst.extents]:
             raise fail(C3.BAD_FUNCTION, f"{op} scans an on-chip buffer into one of the "
                        "same shape", span, "global or mismatched buffers")
-        shape = [const_int(d) for d in src.shape]
         dim = self.const_arg(args["dim"], "dim") % len(shape)
         reverse = self.const_arg(args["reverse"], "reverse", bool)
-        tmp = Buffer(self.fresh("__scan"), src.shape, dst.dtype, "fragment", span=span)
+        tmp = Buffer(self.fresh("__scan"), tuple(Const(n, "int32") for n in shape),
+                     dst.buffer.dtype, "fragment", span=span)
         idx = [f"__x{d}" for d in range(len(shape))]
+        # a region's elements: its start corner plus the loop variables (__s / __d: the
+        # corners of src and dst, bound below)
+        at_src = ", ".join(f"__s{d} + {x}" for d, x in enumerate(idx))
+        at = [f"__d{d} + {x}" for d, x in enumerate(idx)]
+        corners = {f"__s{d}": st for d, st in enumerate(src.starts)}
+        corners.update({f"__d{d}": st for d, st in enumerate(dst.starts)})
         loops = f"for {', '.join(idx)} in T.Parallel({', '.join(map(str, shape))}):"
         out = [Alloc(tmp, span=span)]
         if dst is not src:
-            out += self.expand(f"{loops}\n    __dst[{', '.join(idx)}] = __src[{', '.join(idx)}]",
-                               {"__src": BufRef(src), "__dst": BufRef(dst)}, span)
+            out += self.expand(f"{loops}\n    __dst[{', '.join(at)}] = __src[{at_src}]",
+                               {"__src": BufRef(src.buffer), "__dst": BufRef(dst.buffer),
+                                **corners}, span)
         step = 1
         while step < shape[dim]:
-            near = list(idx)
-            near[dim] = f"{idx[dim]} {'+' if reverse else '-'} {step}"
+            near = list(at)
+            near[dim] = f"{at[dim]} {'+' if reverse else '-'} {step}"
             inside = f"{idx[dim]} + {step} < {shape[dim]}" if reverse else \
                 f"{idx[dim]} >= {step}"
-            here = ", ".join(idx)
+            here, mine = ", ".join(at), ", ".join(idx)
             other = f"T.if_then_else({inside}, __dst[{', '.join(near)}], " + \
                 ("0)" if name == "cumsum" else f"__dst[{here}])")
             combined = f"__dst[{here}] + {other}" if name == "cumsum" else \
                 f"T.max(__dst[{here}], {other})"
             template = f"""
             {loops}
-                __tmp[{here}] = {combined}
+                __tmp[{mine}] = {combined}
             {loops}
-                __dst[{here}] = __tmp[{here}]
+                __dst[{here}] = __tmp[{mine}]
             """
-            out += self.expand(template, {"__dst": BufRef(dst), "__tmp": BufRef(tmp)}, span)
+            out += self.expand(template, {"__dst": BufRef(dst.buffer), "__tmp": BufRef(tmp),
+                                          **corners}, span)
             step *= 2
         return out
+
+    def bitwise_reduce(self, kind, tree, span):
+        """`T.reduce_bitand / bitor / bitxor(src, dst, dim=-1, clear=True)` of an integer
+        tile: halving steps over a copy of `src` (element j combines with j + half; past
+        the end, the operation's identity), then dst takes (or, without clear, combines
+        with) element 0 of the reduced dim."""
+        op = f"T.reduce_{kind}"
+        args = bind(Sig(op, (("buffer", REQUIRED), ("out", REQUIRED), ("dim", -1),
+                             ("clear", True))), tree, self.spans)
+        src = self._buffer_arg(args["buffer"], op, "buffer")
+        dst = self._buffer_arg(args["out"], op, "out")
+        if not dtypes.is_int(src.dtype) or src.dtype == "bool":
+            raise fail(CT.BAD_OPERAND, f"{op} reduces an integer tile, `{src.name}` is "
+                       f"{src.dtype}", span, src.dtype)
+        shape = [const_int(d) for d in src.shape]
+        dim = self.const_arg(args["dim"], "dim") % len(shape)
+        if [const_int(d) for d in dst.shape] not in (shape[:dim] + shape[dim + 1:], [1]):
+            raise fail(CT.REDUCE_SHAPE, f"{op} of `{src.name}` along dim {dim} does not give "
+                       f"the shape of `{dst.name}`", span, "shape mismatch")
+        clear = self.const_arg(args["clear"], "clear", bool)
+        fn = {"bitand": "T.bitwise_and", "bitor": "T.bitwise_or", "bitxor": "T.bitwise_xor"}[kind]
+        identity = -1 if kind == "bitand" else 0
+        tmp = Buffer(self.fresh("__bits"), src.shape, src.dtype, "fragment", span=span)
+        idx = [f"__x{d}" for d in range(len(shape))]
+        every = f"for {', '.join(idx)} in T.Parallel({', '.join(map(str, shape))}):"
+        out = [Alloc(tmp, span=span)]
+        out += self.expand(f"{every}\n    __tmp[{', '.join(idx)}] = __src[{', '.join(idx)}]",
+                           {"__src": BufRef(src), "__tmp": BufRef(tmp)}, span)
+        width = shape[dim]
+        while width > 1:
+            half = (width + 1) // 2
+            ext = list(shape)
+            ext[dim] = half
+            far = list(idx)
+            far[dim] = f"{idx[dim]} + {half}"
+            here = ", ".join(idx)
+            template = f"""
+            for {', '.join(idx)} in T.Parallel({', '.join(map(str, ext))}):
+                __tmp[{here}] = {fn}(__tmp[{here}], T.if_then_else({far[dim]} < {width}, __tmp[{', '.join(far)}], {identity}))
+            """
+            out += self.expand(template, {"__tmp": BufRef(tmp)}, span)
+            width = half
+        kept = [x for d, x in enumerate(idx) if d != dim] or ["__x0"]
+        first = list(idx)
+        first[dim] = "0"
+        kept_shape = [n for d, n in enumerate(shape) if d != dim] or [1]
+        value = f"__tmp[{', '.join(first if len(shape) > 1 else ['0'])}]"
+        if not clear:
+            value = f"{fn}(__dst[{', '.join(kept)}], {value})"
+        out += self.expand(f"for {', '.join(kept)} in T.Parallel({', '.join(map(str, kept_shape))}):"
+                           f"\n    __dst[{', '.join(kept)}] = {value}",
+                           {"__dst": BufRef(dst), "__tmp": BufRef(tmp)}, span)
+        return out
+
+    def _scan_region(self, tree, op, what):
+        """The region a scan reads or writes: a whole buffer or a slice of constant
+        extents (`big[0:M, 0:N]`, `A_shared[r0:r1, :]`)."""
+        spec = region_arg(self, tree, f"the {what} of {op}")
+        if spec.extents is None or any(const_int(e) is None and not isinstance(e, int)
+                                       for e in spec.extents):
+            raise fail(C3.BAD_FUNCTION, f"the {what} of {op} is a buffer or a slice of "
+                       "constant extents", spec.span, "extents not known")
+        return spec.region([e if isinstance(e, int) else const_int(e) for e in spec.extents])
 
     def _op_cummax(self, tree, span):
         return self._op_cumsum(tree, span, "cummax")

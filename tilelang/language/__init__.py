@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from .names import (DTYPE_NAMES, DTYPE_ALIASES, EXPR_FUNCS, TILE_OPS, ALLOCS, LOOP_ITERS,
                     HINTS, HINT_VALUES, THREAD_LEVEL, EAGER, HOST_FUNCS, ALL_NAMES,
-                    SUB_BYTE_DTYPES)
+                    SUB_BYTE_DTYPES, BIT_ATOMICS)
 from . import host as _host
 
 
@@ -143,7 +143,7 @@ def _compiled_only(name: str):
 
 
 for _name in (EXPR_FUNCS + TILE_OPS + ALLOCS + LOOP_ITERS + HINTS + HINT_VALUES
-              + THREAD_LEVEL + EAGER + ("Kernel", "reshape", "view")):
+              + THREAD_LEVEL + EAGER + BIT_ATOMICS + ("Kernel", "reshape", "view")):
     globals()[_name] = _compiled_only(_name)
 for _name in HOST_FUNCS:
     globals()[_name] = _host.numeric(_name, globals()[_name])

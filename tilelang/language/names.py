@@ -20,7 +20,12 @@ EXPR_FUNCS = ("exp", "exp2", "log", "log2", "sqrt", "rsqrt", "tanh", "sigmoid", 
               "min", "clamp", "if_then_else", "infinity", "cast", "Cast", "bitwise_and",
               "bitwise_or", "bitwise_xor", "bitwise_not", "shift_left", "shift_right",
               "get_rank", "get_num_ranks", "address_of", "reinterpret", "Select",
-              "get_block_binding")
+              "get_block_binding", "atomic_load",
+              # frontend/mathfns.py: written with the functions above
+              "__exp", "__exp10", "__log", "__log2", "__log10", "__sin", "__cos", "__tan",
+              "exp10", "log10", "sinh", "cosh", "atan", "nearbyint", "fmod", "ieee_add", "ieee_sub",
+              "ieee_mul", "ieee_fdiv", "ieee_fmaf", "ieee_frcp", "ieee_fsqrt", "ieee_frsqrt",
+              "isfinite", "isnan", "isinf", "any_of", "all_of")
 # helpers that also compute on plain Python numbers (host code calls T.ceildiv(N, 128))
 HOST_FUNCS = ("ceildiv", "align_up", "floordiv", "floormod", "truncdiv", "truncmod", "max", "min",
               "abs", "clamp")
@@ -31,6 +36,8 @@ RANK_OPS = ("put_block", "get_block", "put_warp", "get_warp", "st", "signal_op",
 # T.<name>(...) as statements
 TILE_OPS = ("copy", "gemm", "fill", "clear", "reduce_sum", "reduce_max", "reduce_min",
             "reduce_abssum", "reduce_absmax", "atomic_add", "atomic_max", "atomic_min",
+            "atomic_addx2", "atomic_addx4", "atomic_store", "reduce_bitand", "reduce_bitor",
+            "reduce_bitxor", "reducer_init", "reducer_update",
             "prefetch", "im2col", "c2d_im2col", "cumsum", "print",
             "finalize_reducer", "transpose", "cummax", "let") + RANK_OPS
 ALLOCS = ("alloc_shared", "alloc_fragment", "alloc_local", "alloc_var", "alloc_global",
@@ -42,7 +49,8 @@ LOOP_ITERS = ("Parallel", "parallel", "Pipelined", "serial", "Serial", "unroll",
 # (T.use_swizzle sets tcsim's block raster; the others change nothing here)
 HINTS = ("use_swizzle", "annotate_layout", "annotate_padding", "annotate_l2_hit_ratio",
          "annotate_compile_flags", "annotate_pass_configs", "no_set_max_nreg",
-         "set_max_nreg", "disable_warp_group_reg_alloc", "sync_threads", "func_attr")
+         "set_max_nreg", "disable_warp_group_reg_alloc", "sync_threads", "func_attr",
+         "assume")
 # objects that only appear inside hints (T.annotate_layout({A: T.Layout(...)}))
 HINT_VALUES = ("Layout", "Fragment", "GemmWarpPolicy")
 # thread-level programming: out of scope (a diagnostic says what to write instead)
@@ -64,5 +72,7 @@ EAGER = ("const", "empty")
 STRUCTURE = ("Kernel", "prim_func", "macro", "Tensor", "Buffer", "dynamic", "symbolic",
              "dtype", "reshape", "view")
 
+# TileLang's bitwise atomics: not supported (a diagnostic names the atomics that are)
+BIT_ATOMICS = ("atomic_or", "atomic_and", "atomic_xor")
 ALL_NAMES = (DTYPE_NAMES + tuple(DTYPE_ALIASES) + EXPR_FUNCS + TILE_OPS + ALLOCS + LOOP_ITERS
-             + STRUCTURE + HINTS + HINT_VALUES + THREAD_LEVEL + EAGER)
+             + STRUCTURE + HINTS + HINT_VALUES + THREAD_LEVEL + EAGER + BIT_ATOMICS)

@@ -30,7 +30,10 @@ GPU_TARGETS = ("cuda", "hip", "rocm", "metal", "vulkan", "webgpu", "opencl", "nv
 
 
 def names_default(spec) -> bool:
-    """Whether `spec` asks for the default target: None, "auto" or a GPU target."""
+    """Whether `spec` asks for the default target: None, "auto" or a GPU target (also
+    as TVM's config dict, `{"kind": "cuda", "arch": "sm_75"}`)."""
+    if isinstance(spec, dict):
+        return spec.get("kind") in GPU_TARGETS
     return spec is None or spec == "auto" or (
         isinstance(spec, str) and _name_of(spec) in GPU_TARGETS)
 

@@ -263,7 +263,7 @@ class RankEmitter:
         ptr, _ = self.address(s.buffer, s.indices)
         value = self.expr_as(s.value, s.buffer.dtype)
         self._publish()
-        self.ctx.env[s.var] = self.b.atomic_rmw("add", ptr, value, "seq_cst")
+        self.ctx.env[s.var] = self.atomic_update(s.op, ptr, value, s.buffer.dtype, "seq_cst")
 
 
 def _i64(b, v):

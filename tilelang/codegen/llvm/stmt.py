@@ -133,9 +133,21 @@ class StmtEmitter(ExprEmitter, RankEmitter):
                              s.span)
         self._cmpxchg_loop(s.op, ptr, value, dt)
 
-    def _cmpxchg_loop(self, op: str, ptr, value, dt: str) -> None:
+    def atomic_update(self, op: str, ptr, value, dt: str, ordering: str = "monotonic"):
+        """Atomically combine `value` (compute type) into *ptr; the previous value, in
+        the compute type."""
+        native = _native_rmw(op, dt)
+        if native is None:
+            return self._cmpxchg_loop(op, ptr, value, dt)
+        if dt == "bool":
+            value = convert.to_storage(self.b, dt, value)
+        old = self.b.atomic_rmw(native, ptr, value, ordering)
+        return convert.from_storage(self.b, dt, old) if dt == "bool" else old
+
+    def _cmpxchg_loop(self, op: str, ptr, value, dt: str):
         """Atomic read-modify-write of a low-precision float: convert, combine, round and
-        compare-and-swap the storage bits until no other block interfered."""
+        compare-and-swap the storage bits until no other block interfered. Returns the
+        previous value (compute type)."""
         b, ctx = self.b, self.ctx
         bits = ir.IntType(dtypes.bits(dt))
         start = b.load(ptr, typ=bits, align=dtypes.nbytes(dt))
@@ -153,6 +165,7 @@ class StmtEmitter(ExprEmitter, RankEmitter):
         old.add_incoming(b.extract_value(pair, 0), loop_bb)
         b.cbranch(b.extract_value(pair, 1), done_bb, loop_bb)
         b.position_at_end(done_bb)
+        return convert.from_storage(b, dt, raw_old)
 
     # ------------------------------------------------------------------ control flow
 

@@ -4,13 +4,14 @@ to scalar registers."""
 from __future__ import annotations
 
 from ...ir.nodes import (Alloc, Const, Copy, Fill, For, Gemm, If, Let, Load, Prefetch, Reduce,
-                         Seq, Store, TileAtomic, Atomic, AtomicFetch, While)
-from ...ir.visitor import walk
+                         Region, Seq, Store, TileAtomic, Atomic, AtomicFetch, While)
+from ...ir.visitor import substitute, walk
 from ...targets.tcsim.isa import Glob, Imm, Reg, Tile
 from .scalar import ScalarLowering, unsupported
 
 SCOPES = ("shared", "fragment", "local")
 WHILE_LIMIT = 2 ** 31 - 1       # the trip count of a while loop's LOOP: left by BREAKZ
+UNROLL_LIMIT = 16               # the longest loop unrolled to place on-chip regions
 
 
 class StmtLowering:
@@ -178,11 +179,12 @@ class StmtLowering:
         self.em.engine_op("VEC", "COPY", (self._tile(dst), self._tile(src)),
                           reads=(src[0],), writes=(dst[0],))
 
-    def staging(self, like, level: str, tag: str):
-        """A whole one-stage buffer shaped like view `like`, in `level`."""
+    def staging(self, like, level: str, tag: str, rows_cols: bool = False):
+        """A whole one-stage buffer shaped like view `like` (its last two dims with
+        `rows_cols`: the matrix of a GEMM operand), in `level`."""
         em = self.em
         name, box = like
-        shape = self._shape(like)
+        shape = self._shape(like)[-2:] if rows_cols else self._shape(like)
         sname = f"{name}__{tag}" + ("" if box is None else "_" + "x".join(map(str, shape)))
         if sname not in em.buffers:
             em.declare(sname, level, em.buffers[name].dtype, shape)
@@ -234,16 +236,19 @@ class StmtLowering:
         """The operands as K slices whose staging copies fit the MMA's operand buffers
         (half of L0A / L0B each, so two gemms' stagings fit): one slice where the
         operands need no staging or fit whole."""
-        ka, kb = (0 if s.transpose_a else 1), (1 if s.transpose_b else 0)
+        # the matrix dims are an operand's last two (`A_shared[b, :, :]` of a 3-d tile)
+        ka = len(self._shape(a)) - 2 + (0 if s.transpose_a else 1)
+        kb = len(self._shape(b)) - 2 + (1 if s.transpose_b else 0)
         k = self._shape(a)[ka]
         kc = k
         for view, level, kdim in ((a, self.plan.stage_a, ka), (b, self.plan.stage_b, kb)):
-            if self.em.buffers[view[0]].level in self.plan.mma_ab:
+            if self.em.buffers[view[0]].level in self.plan.mma_ab and \
+                    len(self._shape(view)) == 2:
                 continue
             shape = self._shape(view)
             row = self.em.buffers[view[0]].nbytes() // (
                 self.em.buffers[view[0]].stages * self.em.buffers[view[0]].stage_elems)
-            row *= shape[1 - kdim]
+            row *= shape[-1] if kdim == len(shape) - 2 else shape[-2]
             budget = self.plan.cfg.level_bytes(level) // 2
             kc = min(kc, max(self.plan.cfg.atom_k(self.em.buffers[view[0]].dtype),
                              budget // row))
@@ -252,10 +257,12 @@ class StmtLowering:
                 for k0 in range(0, k, kc)]
 
     def _operand(self, view, level: str, tag: str):
-        """`view`, or a staging copy of it where the MMA can read it."""
-        if self.em.buffers[view[0]].level in self.plan.mma_ab:
+        """`view`, or a staging copy of it where the MMA can read it (a 2-d one for a
+        slice of a higher-rank tile)."""
+        matrix = len(self._shape(view)) == 2
+        if self.em.buffers[view[0]].level in self.plan.mma_ab and matrix:
             return view
-        staged = self.staging(view, level, tag)
+        staged = self.staging(view, level, tag, rows_cols=not matrix)
         self.move(staged, view)
         return staged
 
@@ -309,6 +316,8 @@ class StmtLowering:
         if s.buffer.name in self.local:
             raise unsupported(s, "an atomic that returns the previous value of an on-chip "
                                  "buffer")
+        if s.op != "add":           # the scalar unit's one read-modify-write is ATOM.ADD
+            raise unsupported(s, f"T.atomic_{s.op} returning the previous value")
         reg = Reg(self.em.reg())
         starts = tuple(self.scalar.operand(i) for i in s.indices)
         self.em.emit("ATOM.ADD", reg, Glob(s.buffer.name, starts),
@@ -316,6 +325,13 @@ class StmtLowering:
         self.env[s.var] = reg
 
     def atomic(self, s: TileAtomic) -> None:
+        if s.src.buffer.name not in self.local:     # global source: staged as copy_global
+            shape = [int(e) for e in s.src.extents if int(e) != 1] or [1]
+            name = f"__ga{len(self.em.buffers)}"
+            self.em.declare(name, self.plan.fragment, s.dst.buffer.dtype, shape)
+            self.load((name, None), s.src)
+            self.store((name, None), s.dst, reduce=s.op)
+            return
         self.store(self._view(s.src, "T.atomic_" + s.op), s.dst, reduce=s.op)
 
     # ------------------------------------------------------------------ control flow
@@ -328,9 +344,11 @@ class StmtLowering:
             self.steered -= steered
 
     def _loop(self, s: For) -> None:
-        if s.kind in ("parallel", "vectorized") and not isinstance(s.extent, Const):
-            # `T.Parallel(n)` of a run-time n: no tile shape; its iterations are
-            # independent, so one after the other on the scalar unit is the same result
+        if s.kind in ("parallel", "vectorized") and (not isinstance(s.extent, Const) or any(
+                isinstance(n, AtomicFetch) for n in walk(s.body))):
+            # `T.Parallel(n)` of a run-time n (no tile shape), or with atomics returning
+            # the previous value (one ATOM.ADD each): its iterations are independent, so
+            # one after the other on the scalar unit is the same result
             self.serial(s, s.body)
             return
         if s.kind in ("parallel", "vectorized"):
@@ -347,7 +365,36 @@ class StmtLowering:
             from .pipeline import lower_pipelined
             if lower_pipelined(self, s):
                 return
+        if self._unrolls(s):
+            for k in range(int(s.extent.value)):
+                at = Const(int(s.min.value) + k, s.var.dtype, span=s.span)
+                self.stmt(substitute(s.body, {s.var: at}))
+            return
         self.serial(s, s.body)
+
+    def _unrolls(self, s: For) -> bool:
+        """A short loop of constant bounds whose variable places an on-chip region
+        (`T.copy(A[b, ...], A_shared[b, :, :])`, a batched GEMM) or an on-chip element
+        (`mask_local[i] = Mask[..., i]`): unrolled, as the engines address on-chip tiles
+        by constant offsets only. Not with allocations in the body
+        (each copy would declare them again)."""
+        if not (isinstance(s.extent, Const) and isinstance(s.min, Const)) or \
+                int(s.extent.value) > UNROLL_LIMIT:
+            return False
+        body = list(walk(s.body))
+        if any(isinstance(n, Alloc) for n in body):
+            return False
+        def placed(n):          # an on-chip region or element indexed by the loop
+            if isinstance(n, Region):
+                at = n.starts
+            elif isinstance(n, Store) and not any(isinstance(p, For) and p.kind in (
+                    "parallel", "vectorized") for p in body):
+                at = n.indices              # `src[i] = A[i]` in a serial loop
+            else:
+                return False
+            return n.buffer.name in self.local and any(v == s.var for x in at
+                                                       for v in walk(x))
+        return any(placed(n) for n in body)
 
     def serial(self, s: For, body) -> None:
         em = self.em

@@ -234,10 +234,31 @@ def is_accumulation(v, s) -> bool:
     dims = []
     for ix in s.indices:
         var, _ = v._var_offset(ix)
+        if var is None and isinstance(ix, Const):
+            continue                        # `acc[0]`: a constant index (a unit dim)
         if var is None:
             return False
         dims.append(v.dom[var])
     return dims == sorted(set(dims)) and len(dims) < len(v.shape)
+
+
+def _accumulation_box(v, s, name):
+    """(box, kept domain dims) of an accumulation's store: `loop var [+ c]` indices
+    span their dim, constant ones a unit extent."""
+    shape = v.em.buffers[name].shape
+    box, kept = [], []
+    for ix, n in zip(s.indices, shape):
+        var, off = v._var_offset(ix)
+        if var is None:
+            off, ext = int(ix.value), 1
+        else:
+            ext = v.shape[v.dom[var]]
+            kept.append(v.dom[var])
+        if off < 0 or off + ext > n:
+            raise unsupported(s, f"T.Parallel access outside `{name}`")
+        box.append((off, ext))
+    whole = all(o == 0 and x == n for (o, x), n in zip(box, shape))
+    return (None if whole else tuple(box)), tuple(kept)
 
 
 def accumulate(v, s, guard) -> None:
@@ -251,7 +272,7 @@ def accumulate(v, s, guard) -> None:
     if v.em.buffers[name].level not in v.st.plan.vec:
         raise unsupported(s, f"element stores to `{name}`, which the vector unit of "
                              f"{v.st.plan.cfg.name} cannot reach")
-    box, kept = v._access(s, name, s.indices)
+    box, kept = _accumulation_box(v, s, name)
     src = v.temp(s.buffer.dtype)
     v.compute(Tile(src), src, value)
     shape = list(v.shape)

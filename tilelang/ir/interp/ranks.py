@@ -108,7 +108,8 @@ class RankOps:
         with self._lock():
             flat = buf.data.reshape(-1)
             old = flat[at].copy()
-            flat[at] = flat[at] + value
+            combine = {"add": np.add, "max": np.fmax, "min": np.fmin}[s.op]   # maxnum
+            flat[at] = combine(wide(V(np.asarray(old), buf.dtype)), value)
             self._notify()
         self.env[s.var] = V(np.asarray(old, dtype=npdt(buf.dtype)), buf.dtype)
 

@@ -46,9 +46,14 @@ def _mod(a, b):
     return a - b * math.floor(a / b) if b else math.nan
 
 
+def _maxnum(pick):
+    """Float min / max ignore a NaN operand (maxnum), as on the CPU (docs/semantics.md)."""
+    return lambda a, b: b if a != a else a if b != b else pick(a, b)
+
+
 SCALAR_BIN = {
     "ADD": lambda a, b: a + b, "SUB": lambda a, b: a - b, "MUL": lambda a, b: a * b,
-    "DIV": _div, "FDIV": _floordiv, "MOD": _mod, "MIN": min, "MAX": max,
+    "DIV": _div, "FDIV": _floordiv, "MOD": _mod, "MIN": _maxnum(min), "MAX": _maxnum(max),
     "LT": lambda a, b: int(a < b), "LE": lambda a, b: int(a <= b),
     "GT": lambda a, b: int(a > b), "GE": lambda a, b: int(a >= b),
     "EQ": lambda a, b: int(a == b), "NE": lambda a, b: int(a != b),
@@ -133,7 +138,7 @@ def _shift(a, n, left: bool):
 
 VEC_BIN = {
     "ADD": np.add, "SUB": np.subtract, "MUL": np.multiply, "DIV": _vdiv,
-    "FDIV": _vfloordiv, "MOD": _vmod, "MIN": np.minimum, "MAX": np.maximum,
+    "FDIV": _vfloordiv, "MOD": _vmod, "MIN": np.fmin, "MAX": np.fmax,     # maxnum
     "LT": np.less, "LE": np.less_equal, "GT": np.greater, "GE": np.greater_equal,
     "EQ": np.equal, "NE": np.not_equal, "AND": np.logical_and, "OR": np.logical_or,
     "BAND": np.bitwise_and, "BOR": np.bitwise_or, "BXOR": np.bitwise_xor,
@@ -224,9 +229,9 @@ def reduce(kind: str, src: np.ndarray, dim: int) -> np.ndarray:
         x = np.abs(x)
     if kind in ("SUM", "ABSSUM"):
         return x.sum(axis=dim)
-    if kind in ("MAX", "ABSMAX"):
-        return x.max(axis=dim)
-    return x.min(axis=dim)
+    if kind in ("MAX", "ABSMAX"):                   # NaN ignored (maxnum), as by VEC.MAX
+        return np.fmax.reduce(x, axis=dim)
+    return np.fmin.reduce(x, axis=dim)
 
 
 def combine(kind: str, old: np.ndarray, new: np.ndarray) -> np.ndarray:
@@ -234,8 +239,8 @@ def combine(kind: str, old: np.ndarray, new: np.ndarray) -> np.ndarray:
     if kind in ("SUM", "ABSSUM"):
         return old + new
     if kind in ("MAX", "ABSMAX"):
-        return np.maximum(old, new)
-    return np.minimum(old, new)
+        return np.fmax(old, new)
+    return np.fmin(old, new)
 
 
 # ----------------------------------------------------------------------------- MMA
