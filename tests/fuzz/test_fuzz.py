@@ -23,11 +23,19 @@ def no_cache(monkeypatch):
     monkeypatch.setenv("TILELANG_DISABLE_CACHE", "1")
 
 
+def _acceptable(verdict) -> bool:
+    """Agreement, a construct a target does not support, or the one rejection a
+    generated program may earn: an integer divisor that the passes fold to the constant
+    0 (the index of a one-iteration loop) is TL0401, as a `-D` value of 0 would be."""
+    return verdict.kind in ("ok", "unsupported") or \
+        (verdict.kind == "rejected" and "TL0401" in verdict.detail)
+
+
 @FAST
 @given(programs())
 def test_generated_programs_agree_everywhere(program):
     verdict = check(program.render(), program.size_dict, seed=0, targets=program.targets)
-    assert verdict.kind in ("ok", "unsupported"), f"{verdict}\n{program.render()}"
+    assert _acceptable(verdict), f"{verdict}\n{program.render()}"
 
 
 @FAST
@@ -35,7 +43,7 @@ def test_generated_programs_agree_everywhere(program):
 def test_generated_programs_after_every_pass(program):
     verdict = check(program.render(), program.size_dict, seed=1, targets=("cpu",),
                     stages="all")
-    assert verdict.kind in ("ok", "unsupported"), f"{verdict}\n{program.render()}"
+    assert _acceptable(verdict), f"{verdict}\n{program.render()}"
 
 
 @pytest.mark.parametrize("seed", range(12))
