@@ -25,8 +25,8 @@ def no_cache(monkeypatch):
 
 def _acceptable(verdict) -> bool:
     """Agreement, a construct a target does not support, or the one rejection a
-    generated program may earn: an integer divisor that the passes fold to the constant
-    0 (the index of a one-iteration loop) is TL0401, as a `-D` value of 0 would be."""
+    generated program may earn: an integer divisor its constants make 0 (`x // (3 - 3)`)
+    is TL0401, as a `-D` value of 0 would be."""
     return verdict.kind in ("ok", "unsupported") or \
         (verdict.kind == "rejected" and "TL0401" in verdict.detail)
 
@@ -93,3 +93,28 @@ def test_a_short_campaign_finds_nothing():
     print("\n".join(summary.lines()))
     assert summary.tried >= 3                  # a loaded machine tries fewer
     assert summary.bugs == [], "\n".join(summary.lines())
+
+
+def test_a_divisor_that_only_lowering_makes_zero_divides_by_zero_at_run_time():
+    # the index of a one-iteration T.Parallel is 0 once lowered: `// i` and `% i` give 0
+    # (integer division by zero), as the interpreter computes, on every target
+    src = """import tilelang.language as T
+
+M = T.dynamic("M")
+
+
+@T.prim_func
+def k(A: T.Tensor((M, 2), "int32"), B: T.Tensor((M, 2), "int32"), C: T.Tensor((M, 2), "int32")):
+    with T.Kernel(M, threads=128) as bx:
+        xa = T.alloc_fragment((1, 2), "int32")
+        xb = T.alloc_fragment((1, 2), "int32")
+        T.copy(A[bx, 0], xa)
+        for i, j in T.Parallel(1, 2):
+            xb[i, j] = xa[i, j] % i
+            xa[i, j] = xa[i, j] // i
+        T.copy(xa, B[bx, 0])
+        T.copy(xb, C[bx, 0])
+"""
+    for target in ("cpu", "tcsim:tiny"):
+        verdict = check(src, {"M": 3}, seed=1, targets=(target,), stages="all")
+        assert verdict.kind == "ok", f"{target}: {verdict}"

@@ -11,7 +11,7 @@ from hypothesis import given, settings, strategies as st
 from tilelang.diagnostics import TileLangError
 from tilelang.ir import (Const, Var, Binary, Unary, Call, Cast, Select, Seq, For, If, Store,
                          Let, Span)
-from tilelang.passes.simplify import simplify, simplify_node
+from tilelang.passes.simplify import simplify, simplify_lowered, simplify_node
 
 from . import interp
 from .irb import c, tensor, kernel_func, module
@@ -122,6 +122,21 @@ def test_division_by_constant_zero_is_a_user_error():
     assert info.value.diagnostics[0].primary.col == 14
     with pytest.raises(TileLangError):
         simplify_node(Call("ceildiv", (x, c(0)), "int32"))
+
+
+def test_a_divisor_made_zero_by_substitution_is_left_to_run_time():
+    # the source's `x // i` in a one-iteration loop: i := 0 divides by zero when it runs
+    # (0), which is no constant the user wrote
+    i = Var("i")
+    loop = For(i, c(0), c(1), "serial", store(b("//", x, i)))
+    assert simplify_node(loop) == store(b("//", x, c(0)))
+    # after lowering, a constant zero divisor is the lowering's, not the source's
+    B = tensor("B", (8,), "int32")
+    func, _ = kernel_func("k", (x, B), (c(1),), [Store(B, (c(0),), b("//", x, c(0)))])
+    with pytest.raises(TileLangError):
+        simplify(module(func))
+    out = simplify_lowered(module(func)).funcs[0]
+    assert out.body.stmts[0].body == Store(B, (c(0),), b("//", x, c(0)))
 
 
 # ----------------------------------------------------------------------------- statements

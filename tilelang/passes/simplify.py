@@ -25,6 +25,13 @@ def simplify(module: Module) -> Module:
     return canonicalize(rewrite(module, _simplify_node))
 
 
+def simplify_lowered(module: Module) -> Module:
+    """`simplify` after lowering. A divisor only lowering made 0 (a one-iteration loop's
+    index, substituted) is not a constant of the source: it is left to the run-time rule
+    (integer division by zero gives 0), as the interpreter has it."""
+    return canonicalize(rewrite(module, _unchecked_node))
+
+
 def simplify_node(node: Node) -> Node:
     """Simplify any subtree (used by other passes on the expressions they build)."""
     return rewrite(node, _simplify_node)
@@ -32,6 +39,12 @@ def simplify_node(node: Node) -> Node:
 
 def _simplify_node(node: Node) -> Node | None:
     handler = _HANDLERS.get(type(node))
+    return handler(node) if handler is not None else None
+
+
+def _unchecked_node(node: Node) -> Node | None:
+    """`_simplify_node` without the zero-divisor diagnostic."""
+    handler = _UNCHECKED.get(type(node))
     return handler(node) if handler is not None else None
 
 
@@ -53,6 +66,10 @@ def _check_divisor(e: Node, divisor: Node) -> None:
 def _binary(e: Binary):
     if e.op in ("//", "%", "/"):
         _check_divisor(e, e.rhs)
+    return _fold_binary(e)
+
+
+def _fold_binary(e: Binary):
     if isinstance(e.lhs, Const) and isinstance(e.rhs, Const):
         folded = fold_binary(e)
         if folded is not None:
@@ -142,6 +159,10 @@ def _unary(e: Unary):
 def _call(e: Call):
     if e.name == "ceildiv":
         _check_divisor(e, e.args[1])
+    return _fold_call(e)
+
+
+def _fold_call(e: Call):
     if all(isinstance(a, Const) for a in e.args):
         return fold_call(e)
     return None
@@ -198,7 +219,9 @@ def _for(s: For):
         # The body was simplified with the var unknown; substituting may enable more.
         # A T.Parallel loop stays: it is an element-wise nest to the code generators
         # (tcsim lowers it to whole-tile vector instructions, which a plain store is not).
-        return simplify_node(substitute(s.body, {s.var: s.min}))
+        # A divisor the substitution makes 0 divides by zero at run time (0), as the
+        # loop would: no diagnostic, the source's own constants were checked already.
+        return rewrite(substitute(s.body, {s.var: s.min}), _unchecked_node)
     return None
 
 
@@ -206,5 +229,6 @@ _HANDLERS = {
     Binary: _binary, Unary: _unary, Call: _call, Cast: _cast, BitCast: _bitcast, Select: _select,
     Seq: _seq, If: _if, For: _for,
 }
+_UNCHECKED = {**_HANDLERS, Binary: _fold_binary, Call: _fold_call}
 
-__all__ = ["simplify", "simplify_node", "EMPTY"]
+__all__ = ["simplify", "simplify_lowered", "simplify_node", "EMPTY"]

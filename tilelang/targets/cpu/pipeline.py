@@ -13,7 +13,7 @@ from ...passes.lower_tile_ops import lower_tile_ops
 from ...passes.manager import Pass
 from ...passes.memory_reuse import memory_reuse
 from ...passes.predicate import predicate
-from ...passes.simplify import simplify
+from ...passes.simplify import simplify, simplify_lowered
 from ...passes.tiling import tiling
 from ...passes.vectorize import vectorize
 from ...passes.versioning import versioning
@@ -40,7 +40,7 @@ def cpu_pipeline(machine) -> list[Pass]:
              "place block-local buffers with disjoint lifetimes in one arena per scope"),
         Pass("vectorize", vectorize,
              "innermost T.Parallel loops become SIMD loops, the other parallel loops serial"),
-        Pass("simplify_lowered", simplify,
+        Pass("simplify_lowered", simplify_lowered,
              "simplification again, on the index arithmetic of the lowered loops"),
         Pass("dce", dce, "remove unused lets, never-read buffers and empty statements"),
     ]
