@@ -4,7 +4,9 @@ from .codes import register
 
 DIVISION_BY_ZERO = register("TL0401", "integer division by zero", """
 After compile-time constants are substituted, the divisor of an integer `//`, `%` or
-`T.ceildiv` is the constant 0. Integer division by zero has no value on any target.
+`T.ceildiv` is the constant 0. A divisor the kernel's constants make 0 is reported rather
+than left to the run-time rule (division by zero gives 0), since it is almost always a
+mistake; a loop index that happens to be 0 is not such a constant.
 Check the constants involved (including `-D NAME=VALUE` overrides): a block size or a
 split count is usually the one that became 0.
 """)
