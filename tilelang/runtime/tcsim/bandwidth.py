@@ -31,9 +31,9 @@ class Pool:
     post drops its earlier one (which could only be stale), and `flush` puts the rest in
     their places — the agenda as if every post had been made, less stale events."""
     __slots__ = ("name", "rate_total", "cap", "v", "t", "heap", "n", "version", "seq",
-                 "bytes", "times", "at", "posted", "deferred")
+                 "times", "at", "posted", "deferred")
 
-    def __init__(self, name: str, bytes_per_clk: float, cap: float, times=None, at=None):
+    def __init__(self, name: str, bytes_per_clk: float, cap: float, times: list, at: dict):
         self.name = name
         self.rate_total = bytes_per_clk
         self.cap = cap
@@ -43,29 +43,15 @@ class Pool:
         self.n = 0
         self.version = 0
         self.seq = 0
-        self.bytes = 0.0
-        self.times = times if times is not None else []
-        self.at = at if at is not None else {}
+        self.times = times
+        self.at = at
         self.posted = None
         self.deferred = None
-
-    def rate(self) -> float:
-        """Bytes per cycle of each active transfer."""
-        if not self.n:
-            return 0.0
-        share = self.rate_total / self.n
-        return share if share < self.cap else self.cap
-
-    def advance(self, now: float) -> None:
-        if now > self.t:
-            if self.n:
-                self.v += self.rate() * (now - self.t)
-            self.t = now
 
     def add(self, now: float, nbytes: float, job, rest) -> None:
         """Start moving `nbytes` for `job` (`rest`: its next phase, (pool, bytes), or
         None) and post the pool's next completion."""
-        if now > self.t:                  # self.advance(now), written out (a hot path)
+        if now > self.t:                  # the progress to now, at min(cap, R / n) each
             if self.n:
                 share = self.rate_total / self.n
                 self.v += (share if share < self.cap else self.cap) * (now - self.t)
@@ -73,7 +59,6 @@ class Pool:
         self.seq += 1
         heapq.heappush(self.heap, (self.v + nbytes, self.seq, job, rest))
         self.n += 1
-        self.bytes += nbytes
         self.version += 1
         heap = self.heap                              # self.post(), written out
         left = heap[0][0] - self.v
@@ -99,18 +84,10 @@ class Pool:
                     break
         deferred.append((self, t, 0 if events is None else len(events), self.version))
 
-    def next_finish(self) -> float | None:
-        """Absolute time of the next completion, at the current rate."""
-        if not self.heap:
-            return None
-        left = self.heap[0][0] - self.v
-        share = self.rate_total / self.n              # self.rate(), written out
-        return self.t + (left if left > 0.0 else 0.0) / (share if share < self.cap else self.cap)
-
     def post(self) -> None:
         """Post the next completion (if any) as an event of this version."""
         if self.heap:
-            left = self.heap[0][0] - self.v          # self.next_finish(), written out
+            left = self.heap[0][0] - self.v          # its finish, at the current rate
             share = self.rate_total / self.n
             t = self.t + (left if left > 0.0 else 0.0) / \
                 (share if share < self.cap else self.cap)
@@ -128,7 +105,7 @@ class Pool:
         """The (finish, seq, job, rest) entries of the transfers done by `now` (the
         pool's event is being handled)."""
         self.posted = None
-        if now > self.t:                  # self.advance(now), written out (a hot path)
+        if now > self.t:                  # the progress to now, at min(cap, R / n) each
             if self.n:
                 share = self.rate_total / self.n
                 self.v += (share if share < self.cap else self.cap) * (now - self.t)
