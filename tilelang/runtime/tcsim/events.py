@@ -148,7 +148,7 @@ def _resumer(sim):
     region run to its end, or an instruction without one, goes on in `Core.step`."""
     times, at, code = sim.times, sim.at, sim.code
     early = machine.EARLY_BLOCK
-    full_past, share = machine.full_past, sim.port / sim.cfg.dma_transfers
+    full_past, share = machine.full_past, sim.transfer_share
 
     def resume(core, d, now) -> None:
         block = d.block

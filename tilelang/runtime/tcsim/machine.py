@@ -333,11 +333,10 @@ class Core:
         nothing can pop the queue by t (`full_past`), coming back would only block it
         there: it blocks at once, as of t (its state at t, and every state another unit
         reads before then, is what the visit would leave)."""
-        sim = self.sim
         if t > now and not (EARLY_BLOCK and not self.loading and
-                            full_past(eng, t, sim.port / sim.cfg.dma_transfers)):
+                            full_past(eng, t, self.sim.transfer_share)):
             self.pc, self.t = pc, t
-            sim.push(t, STEP, self)
+            self.sim.push(t, STEP, self)
         else:
             self.block_on(("queue", eng), t, pc, t)
 

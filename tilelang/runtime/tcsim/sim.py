@@ -62,7 +62,7 @@ class Simulator(DmaPath):
         # a core's port (one direction) is shared by its DMA engine's transfers in
         # flight: each of the `dma_transfers` moves at most its share of it
         self.port = cfg.port_bytes_per_clk
-        cap = self.port / cfg.dma_transfers
+        cap = self.transfer_share = self.port / cfg.dma_transfers
         self.dma_latency = cfg.dma_latency
         self.hbm_per_clk = cfg.hbm_bytes_per_s / (self.clock_ghz * 1e9)
         self.hbm = Pool("HBM", self.hbm_per_clk * cfg.hbm_efficiency, cap, self.times, self.at)
