@@ -41,7 +41,7 @@ class Simulator(DmaPath):
         self.tensors = tensors
         self.functional = functional
         self.code = decoded(program, cfg)
-        self.dma_info: list = [None] * (len(self.code) + 1)     # _dma_info, by index
+        self.dma_info: list = [None] * len(self.code)     # _dma_info, by instruction index
         self.preload = _preload(program, env)
         # a block's registers start as a copy of these (block coordinates written over)
         self.blank_regs = [0] * program.num_regs
