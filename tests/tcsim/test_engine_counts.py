@@ -127,9 +127,9 @@ def test_the_scalar_unit_shortcuts_count_the_same(name, monkeypatch):
     from tilelang.runtime.tcsim import decode, events, machine
     build, args, kw = CASES[name]
     taken = []
-    resume = events._resume_at_pop
+    at_pop = events._resume_at_pop
     monkeypatch.setattr(events, "_resume_at_pop",
-                        lambda core, now, step: (taken.append(now), resume(core, now, step)))
+                        lambda core, now, resume: (taken.append(now), at_pop(core, now, resume)))
     assert figures(run(build(), *args(), mode="timing", **kw)) == PINNED[name]
     if name == "fa_ws":
         assert taken
