@@ -167,10 +167,6 @@ class Core:
             if s.waiters:
                 s.waiters = []
 
-    def sem_at(self, flat: int, name, idx) -> Sem:
-        """A semaphore by its flat index (decode.sem_offsets), or by name and index."""
-        return self.flat[flat] if flat >= 0 else self.sem((name, idx))
-
     def sem(self, ref) -> Sem:
         name, idx = ref
         i = 0 if idx is None else (self.regs[idx[1]] if idx[0] else idx[1])
