@@ -11,6 +11,7 @@ import tilelang
 import tilelang as tl
 import tilelang.language as T
 from tilelang.diagnostics import TileLangError
+from tilelang.dtypes import numpy_dtype
 
 from .helpers import RNG, close, slow_beyond
 
@@ -19,14 +20,12 @@ _COMPILE_FLAGS = {
     tl.PassConfigKey.TL_DISABLE_TMA_LOWER: True,
 }
 
-NP_DTYPES = {"float32": np.float32, "float16": np.float16, "int32": np.int32,
-             "int64": np.int64, "bfloat16": ml_dtypes.bfloat16}
 
 
 def _input(M, N, dtype):
     if dtype in ("int32", "int64"):
-        return RNG.integers(-100, 100, (M, N)).astype(NP_DTYPES[dtype])
-    return RNG.standard_normal((M, N)).astype(NP_DTYPES[dtype])
+        return RNG.integers(-100, 100, (M, N)).astype(numpy_dtype(dtype))
+    return RNG.standard_normal((M, N)).astype(numpy_dtype(dtype))
 
 
 def _ref(A, op):
@@ -318,7 +317,7 @@ NAN_CASES = [(T.reduce_max, 7, "max"), (T.reduce_min, 13, "min"), (T.reduce_absm
 def test_reduce_nan(target, make, reduce_fn, at, op, dtype):
     """A NaN element is skipped by default and gives NaN with nan_propagate=True."""
     length = 64
-    a = np.arange(length, dtype=np.float32).astype(NP_DTYPES[str(dtype)])
+    a = np.arange(length, dtype=np.float32).astype(numpy_dtype(str(dtype)))
     a[at] = np.nan
     seed = -1.0 if make is _make_reduce_clear_false_kernel else None
     rest = np.delete(a.astype(np.float64), at)
@@ -349,7 +348,7 @@ def test_reduce_nan_rows(target, reduce_fn, row, dtype):
 
         return kernel
 
-    A = np.tile(np.arange(N, dtype=np.float32), (M, 1)).astype(NP_DTYPES[str(dtype)])
+    A = np.tile(np.arange(N, dtype=np.float32), (M, 1)).astype(numpy_dtype(str(dtype)))
     A[row, 7] = np.nan
     B = tl.compile(_make_nan_reduce_kernel(reduce_fn, M, N, dtype, threads=256,
                                            nan_propagate=True), out_idx=-1)(A)
