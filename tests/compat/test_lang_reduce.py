@@ -359,11 +359,6 @@ def test_reduce_nan_rows(target, reduce_fn, row, dtype):
 # ---- finalize_reducer around a one-thread store (`if T.get_thread_binding() == 0:`,
 # TileLang's guard; a block program stores once anyway)
 
-def assert_close(got, want, atol=0, rtol=0):
-    np.testing.assert_allclose(np.asarray(got, np.float64), np.asarray(want, np.float64),
-                               atol=atol, rtol=rtol)
-
-
 def test_finalize_reducer_short_parallel_extent(target):
     extent = 8
     threads = 128
@@ -383,7 +378,7 @@ def test_finalize_reducer_short_parallel_extent(target):
 
     A = np.arange(1, extent + 1).astype(np.float32)
     B = tl.compile(kernel, out_idx=-1, pass_configs=_COMPILE_FLAGS)(A)
-    assert_close(B, A.sum().reshape(1), atol=0, rtol=0)
+    close(B, A.sum().reshape(1), atol=0, rtol=0)
 
 
 def test_finalize_reducer_mixed_parallel_extents(target):
@@ -414,7 +409,7 @@ def test_finalize_reducer_mixed_parallel_extents(target):
     A = np.arange(1, extent + 1).astype(np.float32)
     B = np.arange(1, 2 * extent + 1).astype(np.float32)
     C = tl.compile(kernel, out_idx=-1, pass_configs=_COMPILE_FLAGS)(A, B)
-    assert_close(C, (A.sum() + B.sum()).reshape(1), atol=0, rtol=0)
+    close(C, (A.sum() + B.sum()).reshape(1), atol=0, rtol=0)
 
 
 def test_finalize_reducer_epoch_inside_pipelined_loop(target):
@@ -455,7 +450,7 @@ def test_finalize_reducer_epoch_inside_pipelined_loop(target):
 
     A = RNG.standard_normal((K,)).astype(np.float32)
     B = tl.compile(kernel, out_idx=-1, pass_configs=_COMPILE_FLAGS)(A)
-    assert_close(B, np.log(np.exp(A.astype(np.float64)).sum()).reshape(1), atol=1e-4, rtol=1e-4)
+    close(B, np.log(np.exp(A.astype(np.float64)).sum()).reshape(1), atol=1e-4, rtol=1e-4)
 
 
 def test_finalize_reducer_default_alloc_v1_syntax(target):
@@ -490,7 +485,7 @@ def test_finalize_reducer_default_alloc_v1_syntax(target):
     Y = RNG.standard_normal((BLOCK, K,)).astype(np.float32)
     O = tl.compile(kernel, out_idx=-1, pass_configs=_COMPILE_FLAGS)(G, Y)
     ref = G - (G * Y).sum(axis=1, keepdims=True)
-    assert_close(O, ref, atol=1e-4, rtol=1e-4)
+    close(O, ref, atol=1e-4, rtol=1e-4)
 
 
 def test_finalize_reducer_conditional_finalize(target):
@@ -525,7 +520,7 @@ def test_finalize_reducer_conditional_finalize(target):
     S = np.array([-1, 1], np.int32)
     B = tl.compile(kernel, out_idx=-1, pass_configs=_COMPILE_FLAGS)(A, S)
     expected = np.array([0.0, A.sum()])
-    assert_close(B, expected, atol=0, rtol=0)
+    close(B, expected, atol=0, rtol=0)
 
 
 def _make_partial_reduce_kernel():
