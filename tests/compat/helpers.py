@@ -4,8 +4,8 @@ import numpy as np
 RNG = np.random.default_rng(2024)
 
 
-def randn(*shape, dtype=np.float32):
-    return RNG.standard_normal(shape).astype(dtype)
+def randn(*shape, dtype=np.float32, scale=1.0):
+    return (RNG.standard_normal(shape) * scale).astype(dtype)
 
 
 def close(got, want, rtol=1e-5, atol=1e-5):

@@ -14,13 +14,9 @@ import tilelang
 import tilelang.language as T
 from tilelang.dtypes import numpy_dtype
 
-from .helpers import RNG, close, slow_beyond
+from .helpers import RNG, close, randn, slow_beyond
 
 _SM75 = {"kind": "cuda", "arch": "sm_75"}
-
-
-def randn(*shape, dtype=np.float32, scale=1.0):
-    return (RNG.standard_normal(shape) * scale).astype(dtype)
 
 
 def f64(x):

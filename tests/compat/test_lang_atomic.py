@@ -11,12 +11,8 @@ import tilelang.language as T
 from tilelang.diagnostics import TileLangError
 from tilelang.dtypes import numpy_dtype
 
-from .helpers import RNG, close, slow_beyond
+from .helpers import close, randn, slow_beyond
 
-
-
-def randn(*shape, dtype="float32"):
-    return RNG.standard_normal(shape).astype(numpy_dtype(str(dtype)))
 
 
 # ----------------------------------------------------------------- element atomics
@@ -139,7 +135,7 @@ def atomic_different_memory_orders_program(M, N, block_M, block_N, dtype=T.float
 @pytest.mark.parametrize("dtype", slow_beyond([T.float16, T.float32, T.bfloat16], 1))
 def test_atomic_different_memory_orders(target, dtype):
     M = N = 16
-    A = randn(M, N, dtype=dtype)
+    A = randn(M, N, dtype=numpy_dtype(str(dtype)))
     B, C = np.zeros_like(A), np.zeros_like(A)
     D = np.full_like(A, np.inf)
     atomic_different_memory_orders_program(M, N, 8, 8, dtype=dtype)(A, B, C, D)
@@ -275,7 +271,7 @@ def atomic_addx4_program(M, N, block_M, block_N):
 @pytest.mark.parametrize("dtype", slow_beyond([T.float16, T.float32], 1))
 def test_atomic_addx2(target, dtype):
     M, N = 16, 32
-    A = randn(M, N, dtype=dtype)
+    A = randn(M, N, dtype=numpy_dtype(str(dtype)))
     B = np.ones_like(A)
     atomic_addx2_program(M, N, 8, 16, dtype=dtype)(A, B)
     close(B, A.astype(np.float32) + 1, 1e-3, 1e-3)
@@ -341,7 +337,7 @@ def atomic_add_vectorized_memory_order_program(N, threads, memory_order, dtype=T
 @pytest.mark.parametrize("memory_order", slow_beyond(["acq_rel", "acquire", "release"], 1))
 @pytest.mark.parametrize("dtype", [T.float16, T.bfloat16])
 def test_atomic_add_tile_memory_order(target, memory_order, dtype):
-    X = randn(64, dtype=dtype)
+    X = randn(64, dtype=numpy_dtype(str(dtype)))
     out = np.zeros_like(X)
     atomic_add_vectorized_memory_order_program(64, 32, memory_order, dtype=dtype)(X, out)
     close(out, X, 0, 0)
