@@ -23,7 +23,7 @@ from .callargs import REQUIRED, Sig, bind
 from .errors import fail
 from .loops import parallel_nest
 from .regions import region_arg
-from .values import BufRef, NoneVal, Str, const_int, describe, span_of
+from .values import BufRef, NoneVal, Str, const_ints, describe, span_of
 
 LOAD_ORDERS = ("relaxed", "consume", "acquire", "seq_cst")
 STORE_ORDERS = ("relaxed", "release", "seq_cst")
@@ -133,7 +133,7 @@ class AtomicExtMixin:
             (args["dst"], f"the destination of {name}"), (args["value"], f"the value of {name}"),
             (target, "the target of the assignment"))]
         for r in regions:
-            sizes = [e if isinstance(e, int) else const_int(e) for e in r.extents or ()]
+            sizes = const_ints(r.extents or ())
             if sizes[-1:] != [n] or any(e != 1 for e in sizes[:-1]):
                 raise fail(C3.BAD_ATOMIC, f"{name} with return_prev=True takes {n} "
                            f"consecutive elements along the last dim", r.span,
