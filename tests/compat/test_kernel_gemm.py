@@ -4,17 +4,15 @@ fp64 / int8, with ragged sizes, checked through `kernel.get_profiler().assert_al
 against numpy on both targets. Shapes are smaller than TileLang's; the factories'
 lines are TileLang's. The tfloat32 cases are out of scope (an NVIDIA tensor-core input
 format)."""
-import ml_dtypes
 import numpy as np
 import pytest
 
 import tilelang
 import tilelang.language as T
+from tilelang.dtypes import numpy_dtype
 
 from .helpers import slow_beyond
 
-NP = {"float16": np.float16, "bfloat16": ml_dtypes.bfloat16, "float32": np.float32,
-      "float64": np.float64, "int8": np.int8, "int32": np.int32}
 
 
 def matmul(
@@ -178,7 +176,7 @@ def run(factory, M, N, K, trans_A, trans_B, in_dtype, out_dtype, accum_dtype, bl
         wide = np.float64 if str(in_dtype) == "float64" else np.float32
         if str(in_dtype) == "int8":
             wide = np.int64
-        return (A.astype(wide) @ B.astype(wide)).astype(NP[str(out_dtype)])
+        return (A.astype(wide) @ B.astype(wide)).astype(numpy_dtype(str(out_dtype)))
 
     profiler.assert_allclose(ref_program, atol=1e-2, rtol=1e-2)
 

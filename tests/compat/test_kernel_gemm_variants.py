@@ -12,16 +12,11 @@ import pytest
 
 import tilelang
 import tilelang.language as T
+from tilelang.dtypes import numpy_dtype
 
-from .helpers import RNG, close, slow_beyond
+from .helpers import RNG, close, randn, slow_beyond
 
 _SM75 = {"kind": "cuda", "arch": "sm_75"}
-NP = {"float16": np.float16, "bfloat16": ml_dtypes.bfloat16, "float32": np.float32,
-      "float64": np.float64, "int8": np.int8, "uint8": np.uint8, "int32": np.int32}
-
-
-def randn(*shape, dtype=np.float32, scale=1.0):
-    return (RNG.standard_normal(shape) * scale).astype(dtype)
 
 
 def f64(x):
@@ -306,7 +301,7 @@ def test_sm75_gemm(target, in_dtype, out_dtype, accum_dtype):
         a, b = randn(M, K, dtype=np.float16, scale=0.1), randn(N, K, dtype=np.float16, scale=0.1)
     c = kernel(a, b)
     ref = (a.astype(np.int64) @ b.astype(np.int64).T) if a.dtype.kind in "iu" else \
-        (f64(a) @ f64(b).T).astype(NP[str(out_dtype)])
+        (f64(a) @ f64(b).T).astype(numpy_dtype(str(out_dtype)))
     close(c, ref, 0 if a.dtype.kind in "iu" else 1e-2, 0 if a.dtype.kind in "iu" else 1e-2)
 
 
@@ -337,7 +332,8 @@ def test_sm70_fp16_transposed_a(target):
 def test_sm75_gemm_fma(target, M, N, K, in_dtype, accum_dtype):
     kernel = tilelang.compile(_make_ss_gemm(M, N, K, in_dtype, accum_dtype), target=_SM75,
                               out_idx=[2])
-    a, b = randn(M, K, dtype=NP[str(in_dtype)]), randn(K, N, dtype=NP[str(in_dtype)])
+    dtype = numpy_dtype(str(in_dtype))
+    a, b = randn(M, K, dtype=dtype), randn(K, N, dtype=dtype)
     tol = 1e-9 if str(in_dtype) == "float64" else 1e-2
     close(kernel(a, b), f64(a) @ f64(b), tol, tol)
 

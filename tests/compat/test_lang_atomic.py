@@ -3,22 +3,16 @@ T.atomic_add / max / min on elements inside T.Parallel and on whole tiles, with
 `memory_order=` and `return_prev=True`, T.atomic_addx2 / addx4, T.atomic_load /
 T.atomic_store and T.atomic_or, checked against numpy on both targets. Shapes are
 smaller than TileLang's; the kernels' lines are TileLang's."""
-import ml_dtypes
 import numpy as np
 import pytest
 
 import tilelang
 import tilelang.language as T
 from tilelang.diagnostics import TileLangError
+from tilelang.dtypes import numpy_dtype
 
-from .helpers import RNG, close, slow_beyond
+from .helpers import close, randn, slow_beyond
 
-NP = {"float32": np.float32, "float16": np.float16, "bfloat16": ml_dtypes.bfloat16,
-      "int32": np.int32}
-
-
-def randn(*shape, dtype="float32"):
-    return RNG.standard_normal(shape).astype(NP[str(dtype)])
 
 
 # ----------------------------------------------------------------- element atomics
@@ -141,7 +135,7 @@ def atomic_different_memory_orders_program(M, N, block_M, block_N, dtype=T.float
 @pytest.mark.parametrize("dtype", slow_beyond([T.float16, T.float32, T.bfloat16], 1))
 def test_atomic_different_memory_orders(target, dtype):
     M = N = 16
-    A = randn(M, N, dtype=dtype)
+    A = randn(M, N, dtype=numpy_dtype(str(dtype)))
     B, C = np.zeros_like(A), np.zeros_like(A)
     D = np.full_like(A, np.inf)
     atomic_different_memory_orders_program(M, N, 8, 8, dtype=dtype)(A, B, C, D)
@@ -168,8 +162,8 @@ def atomic_return_prev_program(M, N, block_M, block_N, dtype=T.float32):
 @pytest.mark.parametrize("dtype", slow_beyond([T.bfloat16, T.float32, T.float16], 1))
 def test_atomic_return_prev(target, dtype):
     M = N = 16
-    A = (np.ones((M, N)) * 5).astype(NP[str(dtype)])
-    B = (np.ones((M, N)) * 2).astype(NP[str(dtype)])
+    A = (np.ones((M, N)) * 5).astype(numpy_dtype(str(dtype)))
+    B = (np.ones((M, N)) * 2).astype(numpy_dtype(str(dtype)))
     old = np.zeros_like(A)
     atomic_return_prev_program(M, N, 8, 8, dtype=dtype)(A, B, old)
     close(old, np.full((M, N), 2.0), 0, 0)
@@ -222,7 +216,7 @@ def _scalar_literal_program(op, dtype):
 @pytest.mark.parametrize("dtype", slow_beyond(["bfloat16", "float16"], 1))
 @pytest.mark.parametrize("op,start", [("max", -1e4), ("min", 1e4)])
 def test_atomic_scalar_literal(target, op, start, dtype):
-    dst = np.full(1, start, NP[dtype])
+    dst = np.full(1, start, numpy_dtype(dtype))
     _scalar_literal_program(op, dtype)(dst)
     assert float(dst[0]) == 42.0
 
@@ -241,8 +235,8 @@ def atomic_add_contended_program(N, threads, dtype):
 @pytest.mark.parametrize("dtype", slow_beyond([T.bfloat16, T.float32], 1))
 def test_atomic_add_contended(target, dtype):
     N = 128
-    out = np.zeros(1, NP[str(dtype)])
-    atomic_add_contended_program(N, 128, dtype)(np.ones(N, NP[str(dtype)]), out)
+    out = np.zeros(1, numpy_dtype(str(dtype)))
+    atomic_add_contended_program(N, 128, dtype)(np.ones(N, numpy_dtype(str(dtype))), out)
     assert float(out[0]) == N
 
 
@@ -277,7 +271,7 @@ def atomic_addx4_program(M, N, block_M, block_N):
 @pytest.mark.parametrize("dtype", slow_beyond([T.float16, T.float32], 1))
 def test_atomic_addx2(target, dtype):
     M, N = 16, 32
-    A = randn(M, N, dtype=dtype)
+    A = randn(M, N, dtype=numpy_dtype(str(dtype)))
     B = np.ones_like(A)
     atomic_addx2_program(M, N, 8, 16, dtype=dtype)(A, B)
     close(B, A.astype(np.float32) + 1, 1e-3, 1e-3)
@@ -321,13 +315,13 @@ def atomic_addx2_mixed_dtype_program(M, N, block_M, block_N, src_dtype, dst_dtyp
 @pytest.mark.parametrize("dst_dtype", slow_beyond([T.bfloat16, T.float16], 1))
 def test_atomic_add_mixed_dtype(target, dst_dtype):
     src = np.arange(1, 9, dtype=np.float32)
-    out = np.zeros(8, NP[str(dst_dtype)])
+    out = np.zeros(8, numpy_dtype(str(dst_dtype)))
     atomic_add_mixed_dtype_program(8, T.float32, dst_dtype)(src, out)
     close(out, src, 0, 0)
     A = randn(16, 32)
-    B = np.zeros((16, 32), NP[str(dst_dtype)])
+    B = np.zeros((16, 32), numpy_dtype(str(dst_dtype)))
     atomic_addx2_mixed_dtype_program(16, 32, 8, 16, T.float32, dst_dtype)(A, B)
-    close(B, A.astype(NP[str(dst_dtype)]), 0, 0)
+    close(B, A.astype(numpy_dtype(str(dst_dtype))), 0, 0)
 
 
 @tilelang.jit
@@ -343,7 +337,7 @@ def atomic_add_vectorized_memory_order_program(N, threads, memory_order, dtype=T
 @pytest.mark.parametrize("memory_order", slow_beyond(["acq_rel", "acquire", "release"], 1))
 @pytest.mark.parametrize("dtype", [T.float16, T.bfloat16])
 def test_atomic_add_tile_memory_order(target, memory_order, dtype):
-    X = randn(64, dtype=dtype)
+    X = randn(64, dtype=numpy_dtype(str(dtype)))
     out = np.zeros_like(X)
     atomic_add_vectorized_memory_order_program(64, 32, memory_order, dtype=dtype)(X, out)
     close(out, X, 0, 0)
@@ -384,9 +378,9 @@ def atomic_addx4_return_prev_program(dtype=T.float32):
 @pytest.mark.parametrize("dtype", slow_beyond([T.float32, T.bfloat16, T.float16], 2))
 def test_atomic_addx_return_prev(target, make, n, dtype):
     kernel = tilelang.compile(make(dtype))
-    dst = np.arange(1, n + 1).astype(NP[str(dtype)])
-    val = (np.arange(1, n + 1) * 10).astype(NP[str(dtype)])
-    prev = np.zeros(n, NP[str(dtype)])
+    dst = np.arange(1, n + 1).astype(numpy_dtype(str(dtype)))
+    val = (np.arange(1, n + 1) * 10).astype(numpy_dtype(str(dtype)))
+    prev = np.zeros(n, numpy_dtype(str(dtype)))
     kernel(dst, val, prev)
     close(prev, np.arange(1, n + 1), 0, 0)
     close(dst, np.arange(1, n + 1) * 11, 0, 0)

@@ -3,12 +3,12 @@
 float8 operands through a module-level dict of lambdas (`FP8_OPS[op](a, b, dtype)`),
 also inside a `T.vectorized` loop, checked exactly against numpy on both targets. The
 kernels' lines are TileLang's; shapes are smaller."""
-import ml_dtypes
 import numpy as np
 import pytest
 
 import tilelang
 import tilelang.language as T
+from tilelang.dtypes import numpy_dtype
 
 from .helpers import RNG
 
@@ -17,8 +17,6 @@ FP8_OPS = {
     "min": lambda a, b, dtype: T.min(a, b),
     "clamp": lambda a, b, dtype: T.clamp(a, T.cast(-1.0, dtype), T.cast(1.0, dtype)),
 }
-NP = {"float8_e4m3": ml_dtypes.float8_e4m3, "float8_e5m2": ml_dtypes.float8_e5m2,
-      "float8_e4m3fn": ml_dtypes.float8_e4m3fn}
 
 
 def fp8_operand_kernel(N, block_N, dtype, op):
@@ -55,8 +53,8 @@ def _check(kernel, dtype, op, N):
     a = RNG.integers(-4, 5, N).astype(np.float32)
     b = RNG.integers(-4, 5, N).astype(np.float32)
     ref = {"max": np.maximum(a, b), "min": np.minimum(a, b), "clamp": np.clip(a, -1, 1)}[op]
-    c = np.zeros(N, NP[str(dtype)])
-    kernel(a.astype(NP[str(dtype)]), b.astype(NP[str(dtype)]), c)
+    c = np.zeros(N, numpy_dtype(str(dtype)))
+    kernel(a.astype(numpy_dtype(str(dtype))), b.astype(numpy_dtype(str(dtype))), c)
     np.testing.assert_array_equal(c.astype(np.float32), ref)
 
 

@@ -11,6 +11,7 @@ import tilelang
 import tilelang as tl
 import tilelang.language as T
 from tilelang.diagnostics import TileLangError
+from tilelang.dtypes import numpy_dtype
 
 from .helpers import RNG, close, slow_beyond
 
@@ -19,14 +20,12 @@ _COMPILE_FLAGS = {
     tl.PassConfigKey.TL_DISABLE_TMA_LOWER: True,
 }
 
-NP_DTYPES = {"float32": np.float32, "float16": np.float16, "int32": np.int32,
-             "int64": np.int64, "bfloat16": ml_dtypes.bfloat16}
 
 
 def _input(M, N, dtype):
     if dtype in ("int32", "int64"):
-        return RNG.integers(-100, 100, (M, N)).astype(NP_DTYPES[dtype])
-    return RNG.standard_normal((M, N)).astype(NP_DTYPES[dtype])
+        return RNG.integers(-100, 100, (M, N)).astype(numpy_dtype(dtype))
+    return RNG.standard_normal((M, N)).astype(numpy_dtype(dtype))
 
 
 def _ref(A, op):
@@ -318,7 +317,7 @@ NAN_CASES = [(T.reduce_max, 7, "max"), (T.reduce_min, 13, "min"), (T.reduce_absm
 def test_reduce_nan(target, make, reduce_fn, at, op, dtype):
     """A NaN element is skipped by default and gives NaN with nan_propagate=True."""
     length = 64
-    a = np.arange(length, dtype=np.float32).astype(NP_DTYPES[str(dtype)])
+    a = np.arange(length, dtype=np.float32).astype(numpy_dtype(str(dtype)))
     a[at] = np.nan
     seed = -1.0 if make is _make_reduce_clear_false_kernel else None
     rest = np.delete(a.astype(np.float64), at)
@@ -349,7 +348,7 @@ def test_reduce_nan_rows(target, reduce_fn, row, dtype):
 
         return kernel
 
-    A = np.tile(np.arange(N, dtype=np.float32), (M, 1)).astype(NP_DTYPES[str(dtype)])
+    A = np.tile(np.arange(N, dtype=np.float32), (M, 1)).astype(numpy_dtype(str(dtype)))
     A[row, 7] = np.nan
     B = tl.compile(_make_nan_reduce_kernel(reduce_fn, M, N, dtype, threads=256,
                                            nan_propagate=True), out_idx=-1)(A)
@@ -359,11 +358,6 @@ def test_reduce_nan_rows(target, reduce_fn, row, dtype):
 
 # ---- finalize_reducer around a one-thread store (`if T.get_thread_binding() == 0:`,
 # TileLang's guard; a block program stores once anyway)
-
-def assert_close(got, want, atol=0, rtol=0):
-    np.testing.assert_allclose(np.asarray(got, np.float64), np.asarray(want, np.float64),
-                               atol=atol, rtol=rtol)
-
 
 def test_finalize_reducer_short_parallel_extent(target):
     extent = 8
@@ -384,7 +378,7 @@ def test_finalize_reducer_short_parallel_extent(target):
 
     A = np.arange(1, extent + 1).astype(np.float32)
     B = tl.compile(kernel, out_idx=-1, pass_configs=_COMPILE_FLAGS)(A)
-    assert_close(B, A.sum().reshape(1), atol=0, rtol=0)
+    close(B, A.sum().reshape(1), atol=0, rtol=0)
 
 
 def test_finalize_reducer_mixed_parallel_extents(target):
@@ -415,7 +409,7 @@ def test_finalize_reducer_mixed_parallel_extents(target):
     A = np.arange(1, extent + 1).astype(np.float32)
     B = np.arange(1, 2 * extent + 1).astype(np.float32)
     C = tl.compile(kernel, out_idx=-1, pass_configs=_COMPILE_FLAGS)(A, B)
-    assert_close(C, (A.sum() + B.sum()).reshape(1), atol=0, rtol=0)
+    close(C, (A.sum() + B.sum()).reshape(1), atol=0, rtol=0)
 
 
 def test_finalize_reducer_epoch_inside_pipelined_loop(target):
@@ -456,7 +450,7 @@ def test_finalize_reducer_epoch_inside_pipelined_loop(target):
 
     A = RNG.standard_normal((K,)).astype(np.float32)
     B = tl.compile(kernel, out_idx=-1, pass_configs=_COMPILE_FLAGS)(A)
-    assert_close(B, np.log(np.exp(A.astype(np.float64)).sum()).reshape(1), atol=1e-4, rtol=1e-4)
+    close(B, np.log(np.exp(A.astype(np.float64)).sum()).reshape(1), atol=1e-4, rtol=1e-4)
 
 
 def test_finalize_reducer_default_alloc_v1_syntax(target):
@@ -491,7 +485,7 @@ def test_finalize_reducer_default_alloc_v1_syntax(target):
     Y = RNG.standard_normal((BLOCK, K,)).astype(np.float32)
     O = tl.compile(kernel, out_idx=-1, pass_configs=_COMPILE_FLAGS)(G, Y)
     ref = G - (G * Y).sum(axis=1, keepdims=True)
-    assert_close(O, ref, atol=1e-4, rtol=1e-4)
+    close(O, ref, atol=1e-4, rtol=1e-4)
 
 
 def test_finalize_reducer_conditional_finalize(target):
@@ -526,7 +520,7 @@ def test_finalize_reducer_conditional_finalize(target):
     S = np.array([-1, 1], np.int32)
     B = tl.compile(kernel, out_idx=-1, pass_configs=_COMPILE_FLAGS)(A, S)
     expected = np.array([0.0, A.sum()])
-    assert_close(B, expected, atol=0, rtol=0)
+    close(B, expected, atol=0, rtol=0)
 
 
 def _make_partial_reduce_kernel():

@@ -15,7 +15,7 @@ import tilelang as tl
 import tilelang.language as T
 from tilelang.diagnostics import TileLangError
 
-from .helpers import RNG
+from .helpers import RNG, close
 
 _FORCE_BASELINE = {tilelang.PassConfigKey.TL_REDUCER_FORCE_BASELINE: True}
 
@@ -27,11 +27,6 @@ def assert_fp16_row_sums(got, a):
     exact = a.astype(np.float64).sum(axis=1)
     bound = a.shape[1] * 2.0 ** -11 * np.abs(a.astype(np.float64)).sum(axis=1) + 1e-3
     assert np.all(np.abs(np.asarray(got, np.float64) - exact) <= bound)
-
-
-def assert_close(got, want, atol=0, rtol=0):
-    np.testing.assert_allclose(np.asarray(got, np.float64), np.asarray(want, np.float64),
-                               atol=atol, rtol=rtol)
 
 
 def test_scalar_sum_regression_36_not_576(target):
@@ -59,7 +54,7 @@ def test_scalar_sum_regression_36_not_576(target):
 
     A = np.arange(1, extent + 1).astype(np.float32)
     B = tl.compile(kernel, out_idx=-1)(A)
-    assert_close(B, A.sum().reshape(1), atol=0, rtol=0)
+    close(B, A.sum().reshape(1), atol=0, rtol=0)
 
 
 def test_deferred_sum_across_serial_tiles(target):
@@ -83,7 +78,7 @@ def test_deferred_sum_across_serial_tiles(target):
 
     A = RNG.standard_normal((M, K,)).astype(np.float32)
     B = tl.compile(kernel, out_idx=-1)(A)
-    assert_close(B, A.sum(axis=1), atol=1e-2, rtol=1e-2)
+    close(B, A.sum(axis=1), atol=1e-2, rtol=1e-2)
 
 
 def test_pipelined_accumulation(target):
@@ -117,7 +112,7 @@ def test_pipelined_accumulation(target):
         out_idx=-1,
         pass_configs={tilelang.PassConfigKey.TL_DISABLE_WARP_SPECIALIZED: True},
     )(A)
-    assert_close(B, A.sum(axis=1), atol=1e-2, rtol=1e-2)
+    close(B, A.sum(axis=1), atol=1e-2, rtol=1e-2)
 
 
 def test_multiple_update_sites_mixed_extents(target):
@@ -149,7 +144,7 @@ def test_multiple_update_sites_mixed_extents(target):
     A = np.arange(1, extent + 1).astype(np.float32)
     B = np.arange(1, 2 * extent + 1).astype(np.float32)
     C = tl.compile(kernel, out_idx=-1)(A, B)
-    assert_close(C, (A.sum() + B.sum()).reshape(1), atol=0, rtol=0)
+    close(C, (A.sum() + B.sum()).reshape(1), atol=0, rtol=0)
 
 
 @pytest.mark.parametrize("op", ["max", "min"])
@@ -172,7 +167,7 @@ def test_max_min(target, op):
     A = RNG.standard_normal((M, N,)).astype(np.float32)
     B = tl.compile(kernel, out_idx=-1)(A)
     ref = A.max(axis=1) if op == "max" else A.min(axis=1)
-    assert_close(B, ref, atol=0, rtol=0)
+    close(B, ref, atol=0, rtol=0)
 
 
 def test_seed_applied_exactly_once(target):
@@ -196,7 +191,7 @@ def test_seed_applied_exactly_once(target):
 
     A = np.arange(1, extent + 1).astype(np.float32)
     B = tl.compile(kernel, out_idx=-1)(A)
-    assert_close(B, (A.sum() + seed).reshape(1), atol=0, rtol=0)
+    close(B, (A.sum() + seed).reshape(1), atol=0, rtol=0)
 
 
 def test_int32_sum(target):
@@ -218,7 +213,7 @@ def test_int32_sum(target):
 
     A = np.arange(1, extent + 1).astype(np.int32)
     B = tl.compile(kernel, out_idx=-1)(A)
-    assert_close(B, A.sum().astype(np.int32).reshape(1), atol=0, rtol=0)
+    close(B, A.sum().astype(np.int32).reshape(1), atol=0, rtol=0)
 
 
 # ---------------------------------------------------------------------------
@@ -246,7 +241,7 @@ def test_narrow_plan_local_complete_no_collective(target):
 
     A = RNG.standard_normal((M,)).astype(np.float32)
     B = tl.compile(kernel, out_idx=-1)(A)
-    assert_close(B, A, atol=0, rtol=0)
+    close(B, A, atol=0, rtol=0)
 
 
 def test_narrow_plan_local_complete_inner_serial(target):
@@ -275,7 +270,7 @@ def test_narrow_plan_local_complete_inner_serial(target):
         return
     A = RNG.standard_normal((M, K,)).astype(np.float32)
     B = tl.compile(kernel, out_idx=-1)(A)
-    assert_close(B, A.sum(axis=1), atol=1e-3, rtol=1e-3)
+    close(B, A.sum(axis=1), atol=1e-3, rtol=1e-3)
 
 
 def test_narrow_plan_row_reduction_projected_width(target):
@@ -298,7 +293,7 @@ def test_narrow_plan_row_reduction_projected_width(target):
 
     A = RNG.standard_normal((M, K,)).astype(np.float32)
     B = tl.compile(kernel, out_idx=-1)(A)
-    assert_close(B, A.sum(axis=1), atol=1e-3, rtol=1e-3)
+    close(B, A.sum(axis=1), atol=1e-3, rtol=1e-3)
 
 
 def test_seed_with_narrow_plan(target):
@@ -322,7 +317,7 @@ def test_seed_with_narrow_plan(target):
 
     A = np.arange(1, extent + 1).astype(np.float32)
     B = tl.compile(kernel, out_idx=-1)(A)
-    assert_close(B, (A.sum() + seed).reshape(1), atol=0, rtol=0)
+    close(B, (A.sum() + seed).reshape(1), atol=0, rtol=0)
 
 
 def test_seed_with_local_complete(target):
@@ -345,7 +340,7 @@ def test_seed_with_local_complete(target):
 
     A = RNG.standard_normal((M,)).astype(np.float32)
     B = tl.compile(kernel, out_idx=-1)(A)
-    assert_close(B, A + seed, atol=0, rtol=0)
+    close(B, A + seed, atol=0, rtol=0)
 
 
 def test_narrow_plan_permuted_indices(target):
@@ -369,7 +364,7 @@ def test_narrow_plan_permuted_indices(target):
 
     A = RNG.standard_normal((M, N,)).astype(np.float32)
     B = tl.compile(kernel, out_idx=-1)(A)
-    assert_close(B, A.T, atol=0, rtol=0)
+    close(B, A.T, atol=0, rtol=0)
 
 
 def test_narrow_plan_unit_dim_indices(target):
@@ -392,7 +387,7 @@ def test_narrow_plan_unit_dim_indices(target):
 
     A = RNG.standard_normal((M, K,)).astype(np.float32)
     B = tl.compile(kernel, out_idx=-1)(A)
-    assert_close(B, A.sum(axis=1).reshape(1, M), atol=1e-3, rtol=1e-3)
+    close(B, A.sum(axis=1).reshape(1, M), atol=1e-3, rtol=1e-3)
 
 
 @pytest.mark.parametrize("force_baseline", [False, True])
@@ -416,7 +411,7 @@ def test_differential_forced_baseline_vs_auto(target, force_baseline):
     configs = _FORCE_BASELINE if force_baseline else None
     A = RNG.standard_normal((M, K,)).astype(np.float32)
     B = tl.compile(kernel, out_idx=-1, pass_configs=configs)(A)
-    assert_close(B, A.sum(axis=1), atol=1e-2, rtol=1e-2)
+    close(B, A.sum(axis=1), atol=1e-2, rtol=1e-2)
 
 
 # ---------------------------------------------------------------------------
@@ -502,7 +497,7 @@ def test_packed_accumulation_bf16_max(target):
 
     A = RNG.standard_normal((M, K,)).astype(ml_dtypes.bfloat16)
     B = tl.compile(kernel, out_idx=-1)(A)
-    assert_close(B, A.max(axis=1), atol=0, rtol=0)
+    close(B, A.max(axis=1), atol=0, rtol=0)
 
 
 @pytest.mark.parametrize("force_baseline", [False, True])
@@ -558,7 +553,7 @@ def test_epoch_inside_serial_loop_online_softmax(target):
 
     A = RNG.standard_normal((K,)).astype(np.float32)
     B = tl.compile(kernel, out_idx=-1)(A)
-    assert_close(B, np.log(np.exp(A.astype(np.float64)).sum()).reshape(1), atol=1e-4, rtol=1e-4)
+    close(B, np.log(np.exp(A.astype(np.float64)).sum()).reshape(1), atol=1e-4, rtol=1e-4)
 
 
 def test_epoch_inside_pipelined_loop(target):
@@ -593,7 +588,7 @@ def test_epoch_inside_pipelined_loop(target):
         out_idx=-1,
         pass_configs={tilelang.PassConfigKey.TL_DISABLE_WARP_SPECIALIZED: True},
     )(A)
-    assert_close(B, A.max().reshape(1), atol=0, rtol=0)
+    close(B, A.max().reshape(1), atol=0, rtol=0)
 
 
 def test_epoch_inside_uniform_conditional(target):
@@ -620,7 +615,7 @@ def test_epoch_inside_uniform_conditional(target):
     A = np.arange(1, extent + 1).astype(np.float32)
     B = tl.compile(kernel, out_idx=-1)(A)
     expected = np.array([A.sum(), 0.0])
-    assert_close(B, expected, atol=0, rtol=0)
+    close(B, expected, atol=0, rtol=0)
 
 
 def test_seed_captured_at_init_site(target):
@@ -648,7 +643,7 @@ def test_seed_captured_at_init_site(target):
 
     A = np.arange(1, extent + 1).astype(np.float32)
     B = tl.compile(kernel, out_idx=-1)(A)
-    assert_close(B, (A.sum() + 5.0).reshape(1), atol=0, rtol=0)
+    close(B, (A.sum() + 5.0).reshape(1), atol=0, rtol=0)
 
 
 def test_finalize_in_conditional_refinement(target):
@@ -683,4 +678,4 @@ def test_finalize_in_conditional_refinement(target):
     S = np.array([-1, 1], np.int32)
     B = tl.compile(kernel, out_idx=-1)(A, S)
     expected = np.array([0.0, A.sum()])
-    assert_close(B, expected, atol=0, rtol=0)
+    close(B, expected, atol=0, rtol=0)

@@ -3,17 +3,14 @@ that program whole blocks: `T.vectorized` loops over every dtype, broadcasting a
 `T.alloc_var`, a call in a vectorized store, and a `T.Parallel` copy into a shared tile
 with a layout hint. The generated CUDA text TileLang checks (`float4`) is replaced by the
 values; the tests that index by `T.get_thread_binding` are thread-level code."""
-import ml_dtypes
 import numpy as np
 import pytest
 
 import tilelang
 import tilelang.language as T
 from tilelang.layout import make_swizzled_layout
+from tilelang.dtypes import numpy_dtype
 
-NP = {"uint8": np.uint8, "int8": np.int8, "int64": np.int64, "int32": np.int32,
-      "uint32": np.uint32, "float8_e4m3fn": ml_dtypes.float8_e4m3fn,
-      "float8_e5m2": ml_dtypes.float8_e5m2, "float16": np.float16}
 
 
 @tilelang.jit
@@ -31,7 +28,7 @@ def vectorize_test_all_dtypes(dtype, vec_num):
                                    T.float8_e5m2])
 @pytest.mark.parametrize("vec_num", [1, 2, 4, 8])
 def test_vectorize_all_dtypes(target, dtype, vec_num):
-    x = np.zeros(64, NP[str(dtype)])
+    x = np.zeros(64, numpy_dtype(str(dtype)))
     vectorize_test_all_dtypes(dtype, vec_num)(x)
     want = np.zeros(64)
     want[:vec_num] = np.arange(1, vec_num + 1)

@@ -4,18 +4,15 @@ fragments, for fp32 / fp16 / bf16 / fp8 (e4m3fn, e5m2) pairs, checked against ml
 conversion on both targets. TileLang checks that its CUDA uses the paired conversion
 intrinsics; here the values are checked. float8_e8m0fnu and float4_e2m1fn are not dtypes
 of kernels here (out of scope: sub-byte storage, an exponent-only format)."""
-import ml_dtypes
 import numpy as np
 import pytest
 
 import tilelang
 import tilelang.language as T
+from tilelang.dtypes import numpy_dtype
 
 from .helpers import RNG, slow_beyond
 
-NP = {"float32": np.float32, "float16": np.float16, "bfloat16": ml_dtypes.bfloat16,
-      "float64": np.float64, "float8_e4m3fn": ml_dtypes.float8_e4m3fn,
-      "float8_e5m2": ml_dtypes.float8_e5m2}
 
 
 @tilelang.jit
@@ -67,10 +64,10 @@ CASES = [(T.float32, T.float16), (T.float16, T.float32), (T.float32, T.bfloat16)
 @pytest.mark.parametrize("lanes", slow_beyond([2, 4], 1))
 def test_vectorized_cast(target, src_dtype, dst_dtype, lanes):
     M = 128 * lanes
-    A = RNG.standard_normal(M).astype(np.float32).astype(NP[str(src_dtype)])
-    want = A.astype(np.float32).astype(NP[str(dst_dtype)])
+    A = RNG.standard_normal(M).astype(np.float32).astype(numpy_dtype(str(src_dtype)))
+    want = A.astype(np.float32).astype(numpy_dtype(str(dst_dtype)))
     for kernel in (vectorized_cast_kernel(M, src_dtype, dst_dtype),
                    parallel_vectorized_cast_kernel(M, src_dtype, dst_dtype)):
-        B = np.zeros(M, NP[str(dst_dtype)])
+        B = np.zeros(M, numpy_dtype(str(dst_dtype)))
         kernel(A, B)
         np.testing.assert_array_equal(B.astype(np.float32), want.astype(np.float32))

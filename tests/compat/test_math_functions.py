@@ -13,6 +13,7 @@ import pytest
 import tilelang
 import tilelang.language as T
 from tilelang.diagnostics import TileLangError
+from tilelang.dtypes import numpy_dtype
 
 from .helpers import RNG, close, slow_beyond
 
@@ -197,8 +198,6 @@ IEEE_OPS = [("ieee_add", T.ieee_add, lambda a, b, c: a + b), ("ieee_sub", T.ieee
             ("ieee_fsqrt", T.ieee_fsqrt, lambda a, b, c: np.sqrt(a)),
             ("ieee_fdiv", T.ieee_fdiv, lambda a, b, c: a / b),
             ("ieee_frsqrt", T.ieee_frsqrt, lambda a, b, c: 1 / np.sqrt(a))]
-NP = {"float32": np.float32, "float64": np.float64, "float16": np.float16,
-      "bfloat16": ml_dtypes.bfloat16}
 
 
 @pytest.mark.parametrize("op_name,op_func,ref", IEEE_OPS, ids=[o[0] for o in IEEE_OPS])
@@ -211,7 +210,7 @@ def test_ieee_round_to_nearest(target, op_name, op_func, ref, dtype):
         ins[0] = np.abs(ins[0]) + 0.1
     if op_name == "ieee_fdiv":
         ins[1] = np.abs(ins[1]) + 0.1
-    ins = [x.astype(NP[str(dtype)]) for x in ins]
+    ins = [x.astype(numpy_dtype(str(dtype))) for x in ins]
     wide = [x.astype(np.float64) for x in ins] + [None] * (3 - n)
     tol = {"float64": 1e-12, "float32": 1e-5}.get(str(dtype), 2e-2)
     close(kernel(*ins), ref(*wide), tol, tol)

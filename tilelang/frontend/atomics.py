@@ -18,11 +18,12 @@ from __future__ import annotations
 from lark import Tree
 
 from ..diagnostics import codes_tileops as C3
-from ..ir.nodes import Atomic, AtomicFetch, Binary, Const, For, Load, Store, Var
+from ..ir.nodes import Atomic, AtomicFetch, Binary, Const, Load, Store, Var
 from .callargs import REQUIRED, Sig, bind
 from .errors import fail
+from .loops import parallel_nest
 from .regions import region_arg
-from .values import BufRef, NoneVal, Str, const_int, describe, span_of
+from .values import BufRef, NoneVal, Str, const_ints, describe, span_of
 
 LOAD_ORDERS = ("relaxed", "consume", "acquire", "seq_cst")
 STORE_ORDERS = ("relaxed", "release", "seq_cst")
@@ -132,7 +133,7 @@ class AtomicExtMixin:
             (args["dst"], f"the destination of {name}"), (args["value"], f"the value of {name}"),
             (target, "the target of the assignment"))]
         for r in regions:
-            sizes = [e if isinstance(e, int) else const_int(e) for e in r.extents or ()]
+            sizes = const_ints(r.extents or ())
             if sizes[-1:] != [n] or any(e != 1 for e in sizes[:-1]):
                 raise fail(C3.BAD_ATOMIC, f"{name} with return_prev=True takes {n} "
                            f"consecutive elements along the last dim", r.span,
@@ -152,13 +153,9 @@ class AtomicExtMixin:
     def tile_atomic_scalar(self, op, spec, value, span):
         """`T.atomic_<op>(region, scalar)`: a T.Parallel nest of element atomics."""
         value = self.value_for(spec.buffer, value)
-        ivars = [Var(self.fresh("i"), "int32", span=span) for _ in spec.extents]
-        idx = tuple(_plus(s, v) for s, v in zip(spec.starts, ivars))
-        body = Atomic(op, spec.buffer, idx, value, span=span)
-        for var, extent in reversed(list(zip(ivars, spec.extents))):
-            ext = extent if not isinstance(extent, int) else Const(extent, "int32", span=span)
-            body = For(var, Const(0, "int32", span=span), ext, "parallel", body, span=span)
-        return body
+        return parallel_nest(self, spec.extents, lambda ix: Atomic(
+            op, spec.buffer, tuple(_plus(s, v) for s, v in zip(spec.starts, ix)), value,
+            span=span), span)
 
 
 def _plus(e, k):

@@ -20,6 +20,17 @@ _KIND = {"range": "serial", "serial": "serial", "Serial": "serial", "Parallel": 
 _HINTED = ("serial", "parallel", "vectorized")
 
 
+def parallel_nest(b, extents, body_at, span):
+    """`for ix in T.Parallel(*extents): body_at(ix)`, built by the frontend itself (an
+    extent is an int or an int32 expression)."""
+    ivars = [Var(b.fresh("i"), "int32", span=span) for _ in extents]
+    body = body_at(tuple(ivars))
+    for var, extent in reversed(list(zip(ivars, extents))):
+        ext = Const(extent, "int32", span=span) if isinstance(extent, int) else extent
+        body = For(var, Const(0, "int32", span=span), ext, "parallel", body, span=span)
+    return body
+
+
 class LoopMixin:
     def _s_for_stmt(self, tree) -> list:
         targets_tree, iter_tree, body_tree = tree.children

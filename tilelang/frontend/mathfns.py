@@ -201,12 +201,11 @@ def any_all(b, name, tree, span):
     import itertools
     from ..ir.nodes import Load
     from .regions import region_arg
-    from .values import const_int
+    from .values import const_ints
     args = bind(Sig(f"T.{name}", (("region", REQUIRED),)), tree, b.spans)
     spec = region_arg(b, args["region"], f"the region of T.{name}")
     buf = spec.buffer
-    sizes = [e if isinstance(e, int) else const_int(e) for e in (spec.extents or
-                                                                    (1,) * len(spec.starts))]
+    sizes = const_ints(spec.extents or (1,) * len(spec.starts))
     count = math.prod(sizes) if None not in sizes else None
     if count is None or count > ANY_ALL_LIMIT:
         raise fail(CT.BAD_OPERAND, f"T.{name} takes a region of constant extents, at most "

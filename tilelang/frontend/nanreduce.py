@@ -17,8 +17,8 @@ from __future__ import annotations
 import math
 
 from .. import dtypes
-from ..ir.nodes import (Alloc, Binary, Buffer, Const, For, Load, Reduce, Select, Store,
-                        Var)
+from ..ir.nodes import Alloc, Binary, Buffer, Const, Load, Reduce, Select, Store
+from .loops import parallel_nest
 
 
 def nan_propagating(b, reduce: Reduce) -> list:
@@ -51,8 +51,5 @@ def _nan_or(x, otherwise):
 
 def _over(b, buf: Buffer, value_at, span):
     """`for ix in T.Parallel(*buf.shape): buf[ix] = value_at(ix)`."""
-    ivars = [Var(b.fresh("i"), "int32", span=span) for _ in buf.shape]
-    body = Store(buf, tuple(ivars), value_at(tuple(ivars)), span=span)
-    for var, extent in reversed(list(zip(ivars, buf.shape))):
-        body = For(var, Const(0, "int32", span=span), extent, "parallel", body, span=span)
-    return body
+    return parallel_nest(b, buf.shape, lambda ix: Store(buf, ix, value_at(ix), span=span),
+                         span)

@@ -15,7 +15,7 @@ from ..ir.nodes import Binary, Const, Fill, Load, Store
 from .callargs import REQUIRED, Sig, bind
 from .errors import fail
 from .regions import region_arg
-from .values import NoneVal, Str, describe
+from .values import NoneVal, Str, const_ints, describe
 
 REDUCER_OPS = ("sum", "max", "min")
 
@@ -57,7 +57,7 @@ class ReducerMixin:
         dst_tree = args["dst"]
         spec, op = self._reducer(dst_tree, "the destination of T.reducer_update")
         buf = spec.buffer
-        if spec.extents is not None and any(e != 1 for e in _sizes(spec.extents)):
+        if spec.extents is not None and any(e != 1 for e in const_ints(spec.extents)):
             raise fail(C3.BAD_ATOMIC, "T.reducer_update updates one element `acc[i]`",
                        spec.span, "not an element")
         idx = tuple(spec.starts)
@@ -66,11 +66,6 @@ class ReducerMixin:
         combined = Binary({"sum": "+", "max": "max", "min": "min"}[op], old, value,
                           buf.dtype, span=span)
         return Store(buf, idx, combined, span=span)
-
-
-def _sizes(extents):
-    from .values import const_int
-    return [e if isinstance(e, int) else const_int(e) for e in extents]
 
 
 def _identity(op, dtype, span):

@@ -24,7 +24,7 @@ from ..ir.nodes import Alloc, Buffer, Cast, Const, Let, Var
 from .callargs import Sig, REQUIRED, bind
 from .errors import fail, Spans
 from .regions import region_arg
-from .values import Lit, BufRef, as_expr, const_int, describe, lit_to, span_of
+from .values import Lit, BufRef, as_expr, const_int, const_ints, describe, lit_to, span_of
 
 
 class _OneSpan(Spans):
@@ -201,11 +201,11 @@ class TileOpExtMixin:
         """The region a scan reads or writes: a whole buffer or a slice of constant
         extents (`big[0:M, 0:N]`, `A_shared[r0:r1, :]`)."""
         spec = region_arg(self, tree, f"the {what} of {op}")
-        if spec.extents is None or any(const_int(e) is None and not isinstance(e, int)
-                                       for e in spec.extents):
+        sizes = None if spec.extents is None else const_ints(spec.extents)
+        if sizes is None or None in sizes:
             raise fail(C3.BAD_FUNCTION, f"the {what} of {op} is a buffer or a slice of "
                        "constant extents", spec.span, "extents not known")
-        return spec.region([e if isinstance(e, int) else const_int(e) for e in spec.extents])
+        return spec.region(sizes)
 
     def _op_cummax(self, tree, span):
         return self._op_cumsum(tree, span, "cummax")

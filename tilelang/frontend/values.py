@@ -372,3 +372,8 @@ def const_int(value) -> int | None:
     """The value of an integer compile-time constant, or None."""
     v = const_value(value)
     return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+def const_ints(extents) -> list:
+    """const_int of each extent (a region's extents are ints or expressions)."""
+    return [e if isinstance(e, int) else const_int(e) for e in extents]
