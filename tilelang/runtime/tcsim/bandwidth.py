@@ -77,11 +77,10 @@ class Pool:
     def _defer(self, t: float, events) -> None:
         """Keep a post for `flush`, with the number of events its time has now."""
         deferred = self.deferred
-        if deferred:
-            for i, (pool, *_) in enumerate(deferred):
-                if pool is self:              # superseded: that event could only be stale
-                    del deferred[i]
-                    break
+        for i, post in enumerate(deferred):   # (one post a pool: two at most)
+            if post[0] is self:               # superseded: that event could only be stale
+                del deferred[i]
+                break
         deferred.append((self, t, 0 if events is None else len(events), self.version))
 
     def post(self) -> None:

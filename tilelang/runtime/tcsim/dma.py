@@ -6,6 +6,7 @@ an instruction's starts read of the instruction and its tensor is taken once a r
 from __future__ import annotations
 
 import heapq
+import math
 
 from . import numerics as nx
 from .bandwidth import flush
@@ -21,24 +22,22 @@ class DmaPath:
     def _dma_info(self, d) -> tuple:
         """What a DMA instruction's starts read of the instruction and its tensor, once a
         run (an instruction's start is the hot path of memory-bound kernels)."""
-        info = (d.glob[0], tuple(self.tensors[d.glob[0]].shape), d.esize, d.box, d.box_elems,
+        shape = tuple(self.tensors[d.glob[0]].shape)
+        info = (d.glob[0], shape, d.esize, d.box, d.box_elems,
                 d.engine == 0, d.to_smem, d.mcast and self.cluster_size > 1,
-                bool(d.attrs.get("gather")), min(d.box) > 0)
+                bool(d.attrs.get("gather")), min(d.box) > 0, _inside(shape, d.box),
+                math.prod(d.box[:-1]), d.box[-1] * d.esize)
         self.dma_info[d.index] = info
         return info
 
     def _start_dma(self, core, eng, op, now: float) -> None:
         d = op.di
         info = self.dma_info[d.index] or self._dma_info(d)
-        name, shape, esize, box, elems, load, to_smem, mcast, gather, box_ok = info
+        name, shape, esize, box, elems, load, to_smem, mcast, gather, box_ok = info[:10]
         starts = op.starts
         stops = op.stops
         if stops is None:               # the usual DMA: its whole box, no masked tail
-            inb = elems
-            for s, e, n in zip(starts, box, shape):
-                if s < 0 or e <= 0 or s + e > n:     # partly outside the tensor
-                    inb = nx.inbounds_elems(starts, box, shape)
-                    break
+            inb = elems if info[10](starts) else nx.inbounds_elems(starts, box, shape)
         else:                           # what the DMA really moves, and the tensor's part
             inb = nx.inbounds_elems(starts, box, nx.clip_shape(shape, stops))
             box = nx.stopped_box(starts, box, stops)
@@ -164,3 +163,248 @@ class DmaPath:
         else:
             events.append((DONE, op, None))
         self.try_start(eng, now)
+
+
+def timing_path(sim):
+    """(try_start, pool_event): `Simulator.try_start` and `DmaPath._pool_event` of a
+    timing run (no numerics, hazards or trace) as closures over the run's state, with
+    `_start_dma` and `data_end` written into them — the same decisions in the same
+    order, without a method call and its attribute reads per step. With one block slot
+    a core's MMA / VEC engines start in events.try_fixed, so `try_start` here sees
+    DMA engines, whose `busy_until` stays 0 (only fixed-cost starts set it)."""
+    at, times = sim.at, sim.times
+    heappush = heapq.heappush
+    hbm, l2pool = sim.hbm, sim.l2pool
+    l2_access = sim.l2.access
+    counts = sim.bytes
+    dma_info, info_of = sim.dma_info, sim._dma_info
+    sector, latency, port = sim.sector, sim.dma_latency, sim.port
+    join, deferred, landed = sim._join_multicast, sim.deferred, sim._landed
+    inbounds, clip, stopped = nx.inbounds_elems, nx.clip_shape, nx.stopped_box
+
+    def start(core, eng, op, now: float) -> None:
+        """DmaPath._start_dma (its docstring's steps, in its order)."""
+        d = op.di
+        info = dma_info[d.index] or info_of(d)
+        (name, shape, esize, box, elems, load, to_smem, mcast, gather, box_ok, inside, rows,
+         span) = info
+        starts = op.starts
+        stops = op.stops
+        if stops is None:
+            whole = inside(starts)
+            inb = elems if whole else inbounds(starts, box, shape)
+        else:
+            whole = False
+            inb = inbounds(starts, box, clip(shape, stops))
+            box = stopped(starts, box, stops)
+            box_ok = min(box) > 0
+        nbytes = inb * esize
+        op.nbytes = elems * esize
+        if load:
+            if inb != elems:
+                useful_load(core.valid, d.tiles[0], op.stages[0], starts, d.box,
+                            shape if stops is None else clip(shape, stops))
+            elif core.valid:
+                core.valid.pop((d.tiles[0].buf, op.stages[0]), None)
+        if to_smem:
+            counts["smem"] += nbytes
+        if not eng.transfers:
+            eng.data_since = now
+            eng.data_moved = 0
+        eng.transfers += 1
+        eng.data_moved += nbytes
+        eng.data_active = eng.transfers >= eng.max_transfers
+        op.data_start = now
+        op.moved = nbytes
+        job = op
+        if mcast:
+            job = join(core, op, now)
+            if job is None:
+                return
+        if load:
+            hit, miss = l2_access(name, shape, esize, starts, box) if box_ok else (0, 0)
+            fetched = miss * sector
+            counts["l2_read"] += nbytes
+            counts["hbm_read"] += fetched
+            if gather:
+                counts["gather"] += nbytes
+            if not hit:
+                if fetched:
+                    hbm.add(now, fetched, job, None)
+                else:
+                    landed(job, now)
+            elif not miss:
+                l2pool.add(now, nbytes, job, None)
+            else:
+                hbm.add(now, fetched, job, (l2pool, nbytes * hit / (hit + miss)))
+        else:
+            if whole:                   # l2.sectors of a box inside the tensor
+                lo = starts[-1] * esize
+                written = rows * (-(-(lo + span) // sector) - lo // sector) * sector
+            else:
+                written = sectors(shape, esize, starts, box, sector) * sector
+            counts["hbm_write"] += written
+            if written:
+                hbm.add(now, written, job, None)
+            else:
+                landed(job, now)
+
+    def push_try(eng, t: float) -> None:
+        events = at.get(t)                  # Simulator.push, written out
+        if events is None:
+            at[t] = [eng.try_event]
+            heappush(times, t)
+        else:
+            events.append(eng.try_event)
+
+    def try_one(eng, now: float) -> None:
+        """Simulator._try_one of a DMA engine, its start written out."""
+        if eng.solo_fixed:          # not from run_timing (events.try_fixed takes them)
+            return general_one(eng, now)
+        core = eng.slots[0]
+        queue = core.queues[eng.index]
+        while not eng.data_active and queue:
+            op = queue[0]
+            if op.ready > now:
+                push_try(eng, op.ready)
+                return
+            for sem, ph in op.waits:
+                if sem.phase <= ph:
+                    if eng not in sem.waiters:
+                        sem.waiters.append(eng)
+                    if not eng.waiting:
+                        eng.waiting = True
+                        eng.wait_since = now
+                    return
+            if eng.waiting:
+                eng.stall_sem += now - eng.wait_since
+                eng.waiting = False
+            queue.popleft()
+            if not queue:
+                eng.queued &= ~(1 << core.slot)
+            b = core.blocked
+            if b is not None and b[0] == "queue" and b[1] is eng:
+                core.wake(now)
+            op.start = now
+            core.inflight += 1
+            start(core, eng, op, now)
+
+    fixed_start, general_one = sim._start, sim._try_one
+
+    def try_multi(eng, now: float) -> None:
+        """Simulator.try_start of an engine shared by several block slots, its _pick
+        (the first ready queue head whose waits hold, round robin over the slots with
+        something queued) and a DMA's start written out."""
+        slots = eng.slots
+        index = eng.index
+        while True:
+            if eng.data_active:
+                return
+            if eng.busy_until > now:
+                push_try(eng, eng.busy_until)
+                return
+            queued = eng.queued
+            base = rr = eng.rr
+            order = queued >> rr
+            wrapped = queued & ((1 << rr) - 1)
+            soonest = None
+            blocked = False
+            op = None
+            while order or wrapped:
+                if not order:
+                    order, wrapped, base = wrapped, 0, 0
+                low = order & -order
+                k = base + low.bit_length() - 1
+                order ^= low
+                core = slots[k]
+                head = core.queues[index][0]
+                if head.ready > now:
+                    if soonest is None or head.ready < soonest:
+                        soonest = head.ready
+                    continue
+                for sem, ph in head.waits:
+                    if sem.phase <= ph:
+                        if eng not in sem.waiters:
+                            sem.waiters.append(eng)
+                        blocked = True
+                        break
+                else:
+                    eng.rr = (k + 1) % len(slots)
+                    op = head
+                    break
+            if op is None:
+                if soonest is not None:
+                    push_try(eng, soonest)
+                if blocked and not eng.waiting:
+                    eng.waiting = True
+                    eng.wait_since = now
+                return
+            if eng.waiting:
+                eng.stall_sem += now - eng.wait_since
+                eng.waiting = False
+            queue = core.queues[index]
+            queue.popleft()
+            if not queue:
+                eng.queued &= ~(1 << core.slot)
+            b = core.blocked
+            if b is not None and b[0] == "queue" and b[1] is eng:
+                core.wake(now)
+            if index < 2:
+                op.start = now
+                core.inflight += 1
+                start(core, eng, op, now)
+            else:
+                fixed_start(core, eng, op, now)
+
+    try_start = try_one if sim.resident == 1 else try_multi
+
+    def end(op, now: float) -> None:
+        """DmaPath.data_end."""
+        eng = op.eng
+        eng.data_active = False
+        eng.transfers -= 1
+        if not eng.transfers:
+            took = now - eng.data_since
+            eng.busy += took
+            lost = took - eng.data_moved / port
+            eng.stall_bw += lost if lost > 0.0 else 0.0
+        done = now + latency
+        events = at.get(done)
+        if events is None:
+            at[done] = [(DONE, op, None)]
+            heappush(times, done)
+        else:
+            events.append((DONE, op, None))
+        try_start(eng, now)
+
+    def pool_event(pool, now: float) -> None:
+        """DmaPath._pool_event."""
+        done = pool.pop_done(now)
+        defer = len(done) > 1 or (done and done[0][2].__class__ is tuple)
+        if defer:
+            hbm.deferred = l2pool.deferred = deferred
+        for _, _, job, rest in done:
+            if rest is not None:
+                rest[0].add(now, rest[1], job, None)
+            elif job.__class__ is tuple:
+                for op in job:
+                    end(op, now)
+            else:
+                end(job, now)
+        if defer:
+            hbm.deferred = l2pool.deferred = None
+            if deferred:
+                flush(deferred, at, times)
+        pool.post()
+
+    return try_start, pool_event
+
+
+def _inside(shape, box):
+    """A function of a box's starts: whether all of `box` lies inside a tensor of
+    `shape` (never, for an empty box) — its bounds written out as constants, as the
+    check runs once a DMA start."""
+    if min(box) <= 0:
+        return lambda starts: False
+    bounds = " and ".join(f"0 <= s[{i}] <= {n - e}" for i, (n, e) in enumerate(zip(shape, box)))
+    return eval(f"lambda s: {bounds}")

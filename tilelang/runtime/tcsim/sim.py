@@ -129,6 +129,8 @@ class Simulator(DmaPath):
             self._next(gang, 0.0)
         from . import events
         if not self.functional and self.hazards is None and self.trace is None:
+            from .dma import timing_path
+            self.try_start, self._pool_event = timing_path(self)
             events.run_timing(self)
         else:
             events.run_general(self)
