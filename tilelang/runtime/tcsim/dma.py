@@ -26,7 +26,7 @@ class DmaPath:
         info = (d.glob[0], shape, d.esize, d.box, d.box_elems,
                 d.engine == 0, d.to_smem, d.mcast and self.cluster_size > 1,
                 bool(d.attrs.get("gather")), min(d.box) > 0, _inside(shape, d.box),
-                math.prod(d.box[:-1]), d.box[-1] * d.esize)
+                math.prod(d.box[:-1]), d.box[-1] * d.esize, _aligned_to(d.box))
         self.dma_info[d.index] = info
         return info
 
@@ -175,7 +175,8 @@ def timing_path(sim):
     at, times = sim.at, sim.times
     heappush = heapq.heappush
     hbm, l2pool = sim.hbm, sim.l2pool
-    l2_access = sim.l2.access
+    l2 = sim.l2
+    l2_access, tiled, new_tile = l2.access, l2.tiled, l2._miss_tile
     counts = sim.bytes
     dma_info, info_of = sim.dma_info, sim._dma_info
     sector, latency, port = sim.sector, sim.dma_latency, sim.port
@@ -187,7 +188,7 @@ def timing_path(sim):
         d = op.di
         info = dma_info[d.index] or info_of(d)
         (name, shape, esize, box, elems, load, to_smem, mcast, gather, box_ok, inside, rows,
-         span) = info
+         span) = info[:13]
         starts = op.starts
         stops = op.stops
         if stops is None:
@@ -222,7 +223,27 @@ def timing_path(sim):
             if job is None:
                 return
         if load:
-            hit, miss = l2_access(name, shape, esize, starts, box) if box_ok else (0, 0)
+            seen = tiling = None
+            if box_ok:
+                tiling = tiled.get(name)
+                if tiling is not None and box == tiling.box and esize == tiling.itemsize:
+                    seen = tiling.stamps.get(starts)
+                else:
+                    tiling = None
+            # L2.access of a tiled tensor's box (the usual loads), written out: a box
+            # seen within the capacity all hits; an unseen one inside the tensor at
+            # starts aligned to the box all misses (L2._new_tile)
+            if seen is not None and l2.clock - seen[0] < l2.capacity:
+                hit = seen[1]
+                tiling.stamps[starts] = (l2.clock, hit)
+                l2.hits += hit
+                miss = 0
+            elif tiling is not None and seen is None and whole and info[13](starts):
+                lo = starts[-1] * esize
+                hit, miss = new_tile(tiling, starts,
+                                     rows * (-(-(lo + span) // sector) - lo // sector))
+            else:
+                hit, miss = l2_access(name, shape, esize, starts, box) if box_ok else (0, 0)
             fetched = miss * sector
             counts["l2_read"] += nbytes
             counts["hbm_read"] += fetched
@@ -408,3 +429,11 @@ def _inside(shape, box):
         return lambda starts: False
     bounds = " and ".join(f"0 <= s[{i}] <= {n - e}" for i, (n, e) in enumerate(zip(shape, box)))
     return eval(f"lambda s: {bounds}")
+
+
+def _aligned_to(box):
+    """A function of a box's starts: whether each is a multiple of the box's extent
+    along its dim (l2._aligned, the extents written out as constants)."""
+    if min(box) <= 0:
+        return lambda starts: False
+    return eval("lambda s: " + " and ".join(f"s[{i}] % {e} == 0" for i, e in enumerate(box)))
