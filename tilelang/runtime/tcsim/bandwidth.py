@@ -13,6 +13,8 @@ import heapq
 
 from .machine import POOL
 
+_heappush, _heappop = heapq.heappush, heapq.heappop
+
 
 class Pool:
     """A processor-sharing pool that posts its next completion on the simulator's agenda
@@ -51,28 +53,29 @@ class Pool:
     def add(self, now: float, nbytes: float, job, rest) -> None:
         """Start moving `nbytes` for `job` (`rest`: its next phase, (pool, bytes), or
         None) and post the pool's next completion."""
+        v, n, cap = self.v, self.n, self.cap      # (read once: the hot path of DMAs)
         if now > self.t:                  # the progress to now, at min(cap, R / n) each
-            if self.n:
-                share = self.rate_total / self.n
-                self.v += (share if share < self.cap else self.cap) * (now - self.t)
+            if n:
+                share = self.rate_total / n
+                v = self.v = v + (share if share < cap else cap) * (now - self.t)
             self.t = now
-        self.seq += 1
-        heapq.heappush(self.heap, (self.v + nbytes, self.seq, job, rest))
-        self.n += 1
-        self.version += 1
-        heap = self.heap                              # self.post(), written out
-        left = heap[0][0] - self.v
-        share = self.rate_total / self.n
-        t = self.t + (left if left > 0.0 else 0.0) / (share if share < self.cap else self.cap)
+        seq = self.seq = self.seq + 1
+        heap = self.heap
+        _heappush(heap, (v + nbytes, seq, job, rest))
+        n = self.n = n + 1
+        version = self.version = self.version + 1
+        left = heap[0][0] - v                         # self.post(), written out
+        share = self.rate_total / n
+        t = self.t + (left if left > 0.0 else 0.0) / (share if share < cap else cap)
         self.posted = t
         events = self.at.get(t)
         if self.deferred is not None:
             self._defer(t, events)
         elif events is None:
-            self.at[t] = [(POOL, self, self.version)]
-            heapq.heappush(self.times, t)
+            self.at[t] = [(POOL, self, version)]
+            _heappush(self.times, t)
         else:
-            events.append((POOL, self, self.version))
+            events.append((POOL, self, version))
 
     def _defer(self, t: float, events) -> None:
         """Keep a post for `flush`, with the number of events its time has now."""
@@ -114,7 +117,7 @@ class Pool:
         limit = v + 1e-9 * (v if v > 1.0 else 1.0)
         heap = self.heap
         while heap and heap[0][0] <= limit:
-            done.append(heapq.heappop(heap))
+            done.append(_heappop(heap))
         if done:
             self.n -= len(done)
             self.version += 1

@@ -379,27 +379,8 @@ def timing_path(sim):
 
     try_start = try_one if sim.resident == 1 else try_multi
 
-    def end(op, now: float) -> None:
-        """DmaPath.data_end."""
-        eng = op.eng
-        eng.data_active = False
-        eng.transfers -= 1
-        if not eng.transfers:
-            took = now - eng.data_since
-            eng.busy += took
-            lost = took - eng.data_moved / port
-            eng.stall_bw += lost if lost > 0.0 else 0.0
-        done = now + latency
-        events = at.get(done)
-        if events is None:
-            at[done] = [(DONE, op, None)]
-            heappush(times, done)
-        else:
-            events.append((DONE, op, None))
-        try_start(eng, now)
-
     def pool_event(pool, now: float) -> None:
-        """DmaPath._pool_event."""
+        """DmaPath._pool_event, each landing op's data_end written out."""
         done = pool.pop_done(now)
         defer = len(done) > 1 or (done and done[0][2].__class__ is tuple)
         if defer:
@@ -407,11 +388,24 @@ def timing_path(sim):
         for _, _, job, rest in done:
             if rest is not None:
                 rest[0].add(now, rest[1], job, None)
-            elif job.__class__ is tuple:
-                for op in job:
-                    end(op, now)
-            else:
-                end(job, now)
+                continue
+            for op in job if job.__class__ is tuple else (job,):
+                eng = op.eng                    # DmaPath.data_end
+                eng.data_active = False
+                eng.transfers -= 1
+                if not eng.transfers:
+                    took = now - eng.data_since
+                    eng.busy += took
+                    lost = took - eng.data_moved / port
+                    eng.stall_bw += lost if lost > 0.0 else 0.0
+                t = now + latency
+                events = at.get(t)
+                if events is None:
+                    at[t] = [(DONE, op, None)]
+                    heappush(times, t)
+                else:
+                    events.append((DONE, op, None))
+                try_start(eng, now)
         if defer:
             hbm.deferred = l2pool.deferred = None
             if deferred:
