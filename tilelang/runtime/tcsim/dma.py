@@ -2,7 +2,8 @@
 start (the bytes it moves, its L2 hits and misses, a multicast's rendezvous), its phases
 through the bandwidth pools (bandwidth.py: the HBM misses first, then the L2 hits), and
 its end, `dma_latency` before it completes. The hot path of memory-bound kernels: what
-an instruction's starts read of the instruction and its tensor is taken once a run."""
+an instruction's starts read of the instruction and its tensor is taken once a run, and
+a timing run takes the path through closures over its state (`timing_path`)."""
 from __future__ import annotations
 
 import heapq
@@ -21,7 +22,10 @@ class DmaPath:
 
     def _dma_info(self, d) -> tuple:
         """What a DMA instruction's starts read of the instruction and its tensor, once a
-        run (an instruction's start is the hot path of memory-bound kernels)."""
+        run (an instruction's start is the hot path of memory-bound kernels): tensor,
+        shape, element size, box, its elements, load?, to shared memory?, multicast?,
+        gather?, a non-empty box?, then for the timing path the box's in-bounds check
+        (_inside), its rows, its row's bytes and its alignment check (_aligned_to)."""
         shape = tuple(self.tensors[d.glob[0]].shape)
         info = (d.glob[0], shape, d.esize, d.box, d.box_elems,
                 d.engine == 0, d.to_smem, d.mcast and self.cluster_size > 1,
@@ -184,11 +188,11 @@ def timing_path(sim):
     inbounds, clip, stopped = nx.inbounds_elems, nx.clip_shape, nx.stopped_box
 
     def start(core, eng, op, now: float) -> None:
-        """DmaPath._start_dma (its docstring's steps, in its order)."""
+        """DmaPath._start_dma over the closure's bindings (the same steps in the same
+        order), a tiled tensor's L2 stamps met inline."""
         d = op.di
-        info = dma_info[d.index] or info_of(d)
         (name, shape, esize, box, elems, load, to_smem, mcast, gather, box_ok, inside, rows,
-         span) = info[:13]
+         span, aligned) = dma_info[d.index] or info_of(d)
         starts = op.starts
         stops = op.stops
         if stops is None:
@@ -238,7 +242,7 @@ def timing_path(sim):
                 tiling.stamps[starts] = (l2.clock, hit)
                 l2.hits += hit
                 miss = 0
-            elif tiling is not None and seen is None and whole and info[13](starts):
+            elif tiling is not None and seen is None and whole and aligned(starts):
                 lo = starts[-1] * esize
                 hit, miss = new_tile(tiling, starts,
                                      rows * (-(-(lo + span) // sector) - lo // sector))
