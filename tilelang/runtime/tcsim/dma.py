@@ -171,9 +171,9 @@ class DmaPath:
 
 def timing_path(sim):
     """(try_start, pool_event): `Simulator.try_start` and `DmaPath._pool_event` of a
-    timing run (no numerics, hazards or trace) as closures over the run's state, with
-    `_start_dma` and `data_end` written into them — the same decisions in the same
-    order, without a method call and its attribute reads per step. With one block slot
+    timing run (no numerics, hazards or trace) as closures over the run's state (a
+    DMA's start is `start` here, its data_end written into `pool_event`) — the same
+    decisions in the same order, with fewer calls and attribute reads. With one block slot
     a core's MMA / VEC engines start in events.try_fixed, so `try_start` here sees
     DMA engines, whose `busy_until` stays 0 (only fixed-cost starts set it)."""
     at, times = sim.at, sim.times
@@ -283,7 +283,7 @@ def timing_path(sim):
             events.append(eng.try_event)
 
     def try_one(eng, now: float) -> None:
-        """Simulator._try_one of a DMA engine, its start written out."""
+        """Simulator._try_one of a DMA engine (an MMA / VEC one: the method's)."""
         if eng.solo_fixed:          # not from run_timing (events.try_fixed takes them)
             return general_one(eng, now)
         core = eng.slots[0]
