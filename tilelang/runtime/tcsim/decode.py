@@ -166,10 +166,9 @@ def decode_program(p: Program, cfg: MachineConfig) -> list[DI]:
     _scalar_fields(end)
     out.append(end)
     _resolve_jumps(out)
-    from .machine import Op
     for d in out:                 # before the regions, which build ops inline with them
         if d.engine >= 0:
-            d.make_op = compile_dispatch(d, Op)
+            d.make_op = compile_dispatch(d)
     compile_runs(out, (K_BIN, K_UN, K_SEL), cfg.scalar_cycles)
     compile_regions(out, (K_BIN, K_UN, K_SEL), (K_IF, K_ELSE, K_ENDIF), cfg.scalar_cycles,
                     cfg.queue_depth)

@@ -53,7 +53,11 @@ class Simulator(DmaPath):
         self.order = block_order(self.grid, program.raster)
         self.cluster_size = math.prod(program.cluster)
         check_cluster(self.grid, program.cluster, cfg)
-        self.launches = cluster_order(self.order, program.cluster)
+        # what each launch starts: a cluster's blocks, or (without clusters) one
+        # block's coordinates, straight from the block order
+        self.launches = cluster_order(self.order, program.cluster) \
+            if self.cluster_size > 1 else self.order
+        self.launch_cycles = cfg.block_launch_cycles
         self.mcast: dict = {}                   # multicast loads waiting for their cluster
         # the agenda: the distinct times events wait for (a heap), and each time's
         # events (kind, object, argument) in push order — the order ties are handled in
@@ -143,28 +147,36 @@ class Simulator(DmaPath):
     # ------------------------------------------------------------------ blocks
     def _next(self, gang, t: float) -> None:
         """The next cluster's blocks (one block without clusters) to a free gang."""
-        if self.next_launch < len(self.launches):
-            members = self.launches[self.next_launch]
-            gang.launch = self.next_launch
-            self.next_launch += 1
-            gang.active = len(members)
-            for core, coords in zip(gang.cores, members):
-                core.gang = gang
-                core.start_block(coords, t)
-        else:
+        i = self.next_launch
+        if i >= len(self.launches):
             for core in gang.cores:
                 core.done = True
+            return
+        self.next_launch = i + 1
+        gang.launch = i
+        if self.cluster_size == 1:
+            gang.active = 1
+            core = gang.cores[0]
+            core.gang = gang
+            core.start_block(self.launches[i], t)
+            return
+        members = self.launches[i]
+        gang.active = len(members)
+        for core, coords in zip(gang.cores, members):
+            core.gang = gang
+            core.start_block(coords, t)
 
     def block_done(self, core, t: float) -> None:
         self.blocks_done += 1
-        self.end = max(self.end, t)
+        if t > self.end:
+            self.end = t
         if self.trace is not None:
             self.trace.append((core.id, f"BLOCK {core.slot}" if core.slot else "BLOCK",
                                str(core.block), core.block_start, t))
         gang = core.gang
         gang.active -= 1
         if gang.active == 0:                  # a cluster's cores free up together
-            self._next(gang, t + self.cfg.block_launch_cycles if
+            self._next(gang, t + self.launch_cycles if
                        self.next_launch < len(self.launches) else t)
 
     def load_scalar(self, glob, regs) -> tuple:
