@@ -322,9 +322,10 @@ def _vec_fields(d: DI, ins, cfg: MachineConfig) -> None:
         d.cycles = vec_cycles(cfg, d.op, elems, dst, tiles[1:])
 
 
-# scalar kinds, for the interpreter's dispatch
-(K_BIN, K_UN, K_SEL, K_LOOP, K_ENDLOOP, K_IF, K_ELSE, K_ENDIF, K_SEM, K_FENCE,
- K_HALT, K_LDG, K_ATOM, K_LDS, K_BREAKZ) = range(1, 16)
+# scalar kinds, for the interpreter's dispatch; from K_SEM on, those that wait for the
+# global clock (they depend on, or change, state other units see)
+(K_BIN, K_UN, K_SEL, K_LOOP, K_ENDLOOP, K_IF, K_ELSE, K_ENDIF, K_LDG, K_LDS, K_BREAKZ,
+ K_SEM, K_FENCE, K_HALT, K_ATOM) = range(1, 16)
 _KINDS = {"SEL": K_SEL, "LDG": K_LDG, "ATOM.ADD": K_ATOM, "LDS": K_LDS, "BREAKZ": K_BREAKZ, "LOOP": K_LOOP, "ENDLOOP": K_ENDLOOP, "IF": K_IF, "ELSE": K_ELSE,
           "ENDIF": K_ENDIF, "FENCE": K_FENCE, "HALT": K_HALT}
 
