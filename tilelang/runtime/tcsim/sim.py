@@ -80,6 +80,7 @@ class Simulator(DmaPath):
             else None
         self.trace = [] if trace else None
         self.instructions = 0
+        self.readers: dict = {}                 # id(LDG operand) -> its load_scalar
         self.flops: dict[str, float] = {}       # issued: whole tiles, padding included
         self.useful: dict[str, float] = {}      # over the valid extents (useful.py)
         self.bytes = {"hbm_read": 0.0, "hbm_write": 0.0, "l2_read": 0.0, "smem": 0.0,
@@ -184,6 +185,34 @@ class Simulator(DmaPath):
         Launch binding made sure the tensor has data in timing mode too
         (launch.value_params). The element's sector goes through the L2: a hit lands
         after `l2_latency`, a miss after `dma_latency` (and the sector stays)."""
+        read = self.readers.get(id(glob))
+        if read is None:
+            read = self.readers[id(glob)] = self._reader(glob)
+        return read(regs)
+
+    def _reader(self, glob):
+        """`load_scalar` of one LDG operand (kept by the decoded code, so its id is
+        fixed while this simulator runs): without an L2 latency, a function with the
+        register reads, bounds and element read written out; else the generic path."""
+        name, starts = glob
+        g = self.tensors[name]
+        dt = g.dtype
+        if self.cfg.l2_latency or not dt.isbuiltin or dt.kind not in "fiu" or \
+                len(starts) != g.ndim or \
+                any(not is_reg and type(v) is not int for is_reg, v in starts):
+            return lambda regs: self._load_scalar(glob, regs)
+        # ndarray.item: the element as the Python float / int the generic path makes
+        consts = {"item": g.item, "LAT": self.dma_latency}
+        names = [f"r[{v}]" if is_reg else repr(v) for is_reg, v in starts]
+        inside = " and ".join(f"0 <= i{k} < {n}" for k, n in enumerate(g.shape)) or "True"
+        idx = ", ".join(f"i{k}" for k in range(len(names)))
+        lines = ["def read(r):"] + [f"    i{k} = {x}" for k, x in enumerate(names)]
+        lines += [f"    if {inside}:", f"        return item({idx}), LAT",
+                  "    return 0, LAT"]
+        exec("\n".join(lines), consts)          # source from decoded operands only
+        return consts["read"]
+
+    def _load_scalar(self, glob, regs) -> tuple:
         name, starts = glob
         g = self.tensors[name]
         idx = tuple([regs[s[1]] if s[0] else s[1] for s in starts])
@@ -201,7 +230,7 @@ class Simulator(DmaPath):
     def atomic_scalar(self, glob, regs, value):
         """ATOM.ADD: the element's old value; the element gains `value` (nothing happens
         outside the tensor, which reads as 0)."""
-        old, _ = self.load_scalar(glob, regs)     # (value, latency)
+        old, _ = self._load_scalar(glob, regs)    # (value, latency)
         name, starts = glob
         g = self.tensors[name]
         idx = tuple(regs[s[1]] if s[0] else s[1] for s in starts)
