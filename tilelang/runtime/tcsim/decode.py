@@ -171,7 +171,7 @@ def decode_program(p: Program, cfg: MachineConfig) -> list[DI]:
             d.make_op = compile_dispatch(d)
     compile_runs(out, (K_BIN, K_UN, K_SEL), cfg.scalar_cycles)
     compile_regions(out, (K_BIN, K_UN, K_SEL), (K_IF, K_ELSE, K_ENDIF), cfg.scalar_cycles,
-                    cfg.queue_depth)
+                    cfg.queue_depth, K_LDG, K_ENDLOOP)
     _refills(out, cfg.scalar_cycles)
     return out
 

@@ -183,21 +183,24 @@ def bad_stage(core, d, i, s):
                    f"{t.buf}, which has {t.decl.stages}")
 
 
-def compile_regions(code, kinds, branch_kinds, cycles, depth) -> None:
+def compile_regions(code, kinds, branch_kinds, cycles, depth, load, endloop) -> None:
     """Attach `block` to the first instruction of every *region*: a span of scalar ALU
-    instructions, balanced IF / ELSE / ENDIF and engine instructions (no loops, loads,
-    semaphores): `block = (function, end)`. The function runs the span as the
+    instructions, scalar loads (kind `load`), balanced IF / ELSE / ENDIF and engine
+    instructions (no loops, semaphores): `block = (function, end)`. The function runs the span as the
     interpreter would and returns (pc, t, instructions) with pc = end, or the pc of an
     engine instruction whose queue is full (where the scalar unit blocks or waits, as
     the interpreter decides it). Each engine instruction inside a region gets its own
-    `block` too, from there to the region's end: the scalar unit resumes there."""
+    `block` too, from there to the region's end: the scalar unit resumes there.
+    A region that is a whole loop body without loads (the ENDLOOP, kind `endloop`, at
+    its end) runs the ENDLOOP too and goes round again itself: its `end` is past the
+    ENDLOOP."""
     k_if, k_else, k_endif = branch_kinds
     i, n = 0, len(code)
     while i < n:
         j, open_ifs, last_ok = i, 0, i
         while j < n:
             d = code[j]
-            if d.engine >= 0 or d.kind in kinds:
+            if d.engine >= 0 or d.kind in kinds or d.kind == load:
                 pass
             elif d.kind == k_if:
                 open_ifs += 1
@@ -215,8 +218,10 @@ def compile_regions(code, kinds, branch_kinds, cycles, depth) -> None:
                 last_ok = j
         if last_ok - i >= MIN_RUN and any(code[k].engine >= 0 or code[k].kind == k_if
                                           for k in range(i, last_ok)):
-            code[i].block = (_region(code, i, last_ok, cycles, depth, branch_kinds), last_ok)
-            _resume_points(code, i, last_ok, cycles, depth, branch_kinds)
+            spec = (cycles, depth, branch_kinds, load, endloop)
+            fn = _region(code, i, last_ok, spec)
+            code[i].block = (fn, last_ok + 1 if _loops(code, i, last_ok, spec) else last_ok)
+            _resume_points(code, i, last_ok, spec)
         i = max(last_ok, i + 1)
 
 
@@ -226,7 +231,7 @@ def compile_regions(code, kinds, branch_kinds, cycles, depth) -> None:
 RESUME_BUDGET = 20000
 
 
-def _resume_points(code, start, end, cycles, depth, branch_kinds) -> None:
+def _resume_points(code, start, end, spec) -> None:
     """Attach `block` to each engine instruction inside the region [start, end): where
     the scalar unit resumes after a full queue stopped it, in compiled code."""
     budget = RESUME_BUDGET
@@ -235,24 +240,50 @@ def _resume_points(code, start, end, cycles, depth, branch_kinds) -> None:
             budget -= end - k
             if budget < 0:
                 return
-            code[k].block = (_on_first_use(code, k, end, cycles, depth, branch_kinds), end)
+            code[k].block = (_on_first_use(code, k, end, spec), end)
 
 
-def _on_first_use(code, k, end, cycles, depth, branch_kinds):
+def _on_first_use(code, k, end, spec):
     """The resume point at `k`, compiled the first time the scalar unit resumes there
     (most points of a program are never used by a given launch)."""
     def first(core, r, t):
-        fn = _region(code, k, end, cycles, depth, branch_kinds)
+        fn = _region(code, k, end, spec)
         code[k].block = (fn, end)
         return fn(core, r, t)
     return first
 
 
-def _region(code, start, end, cycles, depth, branch_kinds):
+def _loops(code, start, end, spec) -> bool:
+    """Whether the region [start, end) is a whole loop body without loads: its ENDLOOP
+    at `end` goes back to `start` (a load in flight across the ENDLOOP would need the
+    scoreboard of every instruction, which the interpreter keeps)."""
+    load, endloop = spec[3], spec[4]
+    return end < len(code) and code[end].engine < 0 and code[end].kind == endloop and \
+        code[end].jump + 1 == start and \
+        not any(code[k].engine < 0 and code[k].kind == load for k in range(start, end))
+
+
+def _region(code, start, end, spec):
+    """The function of the region [start, end) (`spec`: compile_regions' cycles, queue
+    depth, branch kinds, load and ENDLOOP kinds)."""
+    cycles, depth, branch_kinds, load, _ = spec
     k_if, k_else, k_endif = branch_kinds
     consts: dict = {"C": cycles}
     c = _time_literal(cycles)
     lines = ["def block(core, r, t):", "    queues = core.queues"]
+    looping = _loops(code, start, end, spec)
+    base = 1
+    if looping:
+        # Core.step's ENDLOOP at `end`, written out: the body again while the count
+        # lasts (the loop's record is the top of the unit's loop stack)
+        lines += ["    loops = core.loops", "    n = 0", "    while True:"]
+        base = 2
+    if any(code[k].kind == load and code[k].engine < 0 for k in range(start, end)):
+        lines.append("    loading = core.loading")
+    # registers a load in the region (before the instruction at hand) fills: the
+    # instructions that name one wait for it first (Core._operands_ready, its
+    # scoreboard; the region is entered with no load in flight)
+    loaded: set = set()
     operand = _operands(consts, "r")
     # `t` and the instruction count `n` are brought up to date lazily: `pending`
     # instructions' cycles are added where `t` is next read (a dispatch, a branch's
@@ -260,7 +291,7 @@ def _region(code, start, end, cycles, depth, branch_kinds):
     # to `n` only where the paths of a branch join, so a straight path returns its
     # count as a literal (`n` exists once a branch has joined: `joined`)
     pending = count = 0
-    joined = False
+    joined = looping
 
     def settle_t(pad):
         nonlocal pending
@@ -276,11 +307,21 @@ def _region(code, start, end, cycles, depth, branch_kinds):
         lines.append(f"{pad}n = {n_now()}")
         count = 0
 
+    def wait_operands(d, pad):
+        names = [x for x in d.regs if x in loaded]
+        if names:
+            settle_t(pad)
+            for x in names:
+                lines.append(f"{pad}w = loading.pop({x}, None)")
+                lines.append(f"{pad}if w is not None and w > t:")
+                lines.append(f"{pad}    t = w")
+
     def emit(pc, stop, indent):
         nonlocal pending, count, joined
         pad = "    " * indent
         while pc < stop:
             d = code[pc]
+            wait_operands(d, pad)
             if d.engine >= 0:
                 settle_t(pad)
                 _dispatch(lines, consts, pad, pc, d, depth, c, n_now())
@@ -311,6 +352,17 @@ def _region(code, start, end, cycles, depth, branch_kinds):
                 settle_n(pad + "    ")
                 joined = True
                 pc = endif + 1
+            elif d.kind == load:
+                # Core.step's LDG: the value now, its register ready after the latency
+                settle_t(pad)
+                consts[f"g{pc}"] = d.args[1]
+                dst = d.args[0][1]
+                lines.append(f"{pad}r[{dst}], w = core.sim.load_scalar(g{pc}, r)")
+                lines.append(f"{pad}loading[{dst}] = t + w")
+                loaded.add(dst)
+                pending += 1
+                count += 1
+                pc += 1
             else:
                 lines.append(f"{pad}{_assign(d, operand, consts)}")
                 pending += 1
@@ -320,15 +372,25 @@ def _region(code, start, end, cycles, depth, branch_kinds):
     pc = start
     while pc < end:                 # a resume point inside an IF: its closers
         stop = _closer(code, pc, end, branch_kinds)
-        emit(pc, stop, 1)
+        emit(pc, stop, base)
         if stop == end:
             break
         pending += 1                                  # the ELSE or ENDIF
         count += 1
         # after a then-branch the ELSE jumps past its ENDIF (not counted)
         pc = code[stop].jump + 1 if code[stop].kind == k_else else stop + 1
-    settle_t("    ")
-    lines.append(f"    return {end}, t, {n_now()}")
+    if looping:
+        pending += 1                                  # the ENDLOOP
+        count += 1
+        pad = "        "
+        lines += [f"{pad}top = loops[-1]", f"{pad}top[0] -= 1"]
+        settle_t(pad)
+        settle_n(pad)
+        lines += [f"{pad}if not top[0] > 0:", f"{pad}    loops.pop()",
+                  f"{pad}    return {end + 1}, t, n"]
+    else:
+        settle_t("    ")
+        lines.append(f"    return {end}, t, {n_now()}")
     namespace = dict(consts)
     exec("\n".join(lines), namespace)
     return namespace["block"]
