@@ -247,7 +247,7 @@ def _on_first_use(code, k, end, spec):
     """The resume point at `k`, compiled the first time the scalar unit resumes there
     (most points of a program are never used by a given launch)."""
     def first(core, r, t):
-        fn = _region(code, k, end, spec)
+        fn = _region(code, k, end, spec, inline=False)
         code[k].block = (fn, end)
         return fn(core, r, t)
     return first
@@ -263,14 +263,18 @@ def _loops(code, start, end, spec) -> bool:
         not any(code[k].engine < 0 and code[k].kind == load for k in range(start, end))
 
 
-def _region(code, start, end, spec):
+def _region(code, start, end, spec, inline=True):
     """The function of the region [start, end) (`spec`: compile_regions' cycles, queue
-    depth, branch kinds, load and ENDLOOP kinds)."""
+    depth, branch kinds, load and ENDLOOP kinds). `inline`: its dispatches build their
+    ops in place (_dispatch); a resume point's function (many, each to the region's
+    end, so their source grows with the square of the region) calls the makers."""
     cycles, depth, branch_kinds, load, _ = spec
     k_if, k_else, k_endif = branch_kinds
     consts: dict = {"C": cycles}
     c = _time_literal(cycles)
     lines = ["def block(core, r, t):", "    queues = core.queues"]
+    if any(code[k].kind == load and code[k].engine < 0 for k in range(start, end)):
+        lines.append("    loading = core.loading")
     looping = _loops(code, start, end, spec)
     base = 1
     if looping:
@@ -278,8 +282,6 @@ def _region(code, start, end, spec):
         # lasts (the loop's record is the top of the unit's loop stack)
         lines += ["    loops = core.loops", "    n = 0", "    while True:"]
         base = 2
-    if any(code[k].kind == load and code[k].engine < 0 for k in range(start, end)):
-        lines.append("    loading = core.loading")
     # registers a load in the region (before the instruction at hand) fills: the
     # instructions that name one wait for it first (Core._operands_ready, its
     # scoreboard; the region is entered with no load in flight)
@@ -324,7 +326,7 @@ def _region(code, start, end, spec):
             wait_operands(d, pad)
             if d.engine >= 0:
                 settle_t(pad)
-                _dispatch(lines, consts, pad, pc, d, depth, c, n_now())
+                _dispatch(lines, consts, pad, pc, d, depth, c, n_now(), inline)
                 pending += 1
                 count += 1
                 pc += 1
@@ -396,7 +398,7 @@ def _region(code, start, end, spec):
     return namespace["block"]
 
 
-def _dispatch(lines, consts, pad, pc, d, depth, c, n) -> None:
+def _dispatch(lines, consts, pad, pc, d, depth, c, n, inline) -> None:
     """Source dispatching engine instruction `d` (at `pc`) at the unit's time `t`, or
     returning (pc, t, n) where its queue is full. A timing run (`core.fast`) builds
     the op here (the statements of `d.make_op`) — Simulator.dispatch written out:
@@ -411,6 +413,14 @@ def _dispatch(lines, consts, pad, pc, d, depth, c, n) -> None:
     lines.append(f"{pad}eng = core.engines[{e}]")
     if d.make_op is None:
         lines.append(f"{pad}core.sim.dispatch(core, eng, d{pc}, t + {c})")
+        return
+    if not inline:
+        # into a non-empty queue, Simulator.dispatch's timing path written out
+        consts[f"m{pc}"] = d.make_op
+        lines += [f"{pad}if q and core.fast:",
+                  f"{pad}    q.append(m{pc}(core, r, t + {c}, eng))",
+                  f"{pad}else:",
+                  f"{pad}    core.sim.dispatch(core, eng, d{pc}, t + {c})"]
         return
     inner = pad + "    "
     lines += [f"{pad}if not core.fast:",
