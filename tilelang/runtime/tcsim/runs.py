@@ -235,12 +235,15 @@ def _resume_points(code, start, end, spec) -> None:
     """Attach `block` to each engine instruction inside the region [start, end): where
     the scalar unit resumes after a full queue stopped it, in compiled code."""
     budget = RESUME_BUDGET
+    # in a loop body that goes round itself, a resume point runs the ENDLOOP too and
+    # goes on in the body's function: its end is the body's
+    stop = end + 1 if _loops(code, start, end, spec) else end
     for k in range(start + 1, end):
         if code[k].engine >= 0 and end - k >= MIN_RUN:
             budget -= end - k
             if budget < 0:
                 return
-            code[k].block = (_on_first_use(code, k, end, spec), end)
+            code[k].block = (_on_first_use(code, k, end, spec), stop)
 
 
 def _on_first_use(code, k, end, spec):
@@ -248,7 +251,7 @@ def _on_first_use(code, k, end, spec):
     (most points of a program are never used by a given launch)."""
     def first(core, r, t):
         fn = _region(code, k, end, spec, inline=False)
-        code[k].block = (fn, end)
+        code[k].block = (fn, code[k].block[1])
         return fn(core, r, t)
     return first
 
@@ -381,6 +384,7 @@ def _region(code, start, end, spec, inline=True):
         count += 1
         # after a then-branch the ELSE jumps past its ENDIF (not counted)
         pc = code[stop].jump + 1 if code[stop].kind == k_else else stop + 1
+    body = code[end].jump + 1 if end < len(code) else -1
     if looping:
         pending += 1                                  # the ENDLOOP
         count += 1
@@ -390,6 +394,18 @@ def _region(code, start, end, spec, inline=True):
         settle_n(pad)
         lines += [f"{pad}if not top[0] > 0:", f"{pad}    loops.pop()",
                   f"{pad}    return {end + 1}, t, n"]
+    elif start > body >= 0 and code[body].block is not None and \
+            code[body].block[1] == end + 1:
+        # a resume point of a loop body that goes round itself: the ENDLOOP, then
+        # the body's function for the iterations left
+        pending += 1
+        count += 1
+        consts["BODY"] = code[body].block[0]
+        lines += ["    top = core.loops[-1]", "    top[0] -= 1"]
+        settle_t("    ")
+        lines += ["    if not top[0] > 0:", "        core.loops.pop()",
+                  f"        return {end + 1}, t, {n_now()}",
+                  "    pc, t, m = BODY(core, r, t)", f"    return pc, t, {n_now()} + m"]
     else:
         settle_t("    ")
         lines.append(f"    return {end}, t, {n_now()}")
