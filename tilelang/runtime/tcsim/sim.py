@@ -31,6 +31,10 @@ from .report import build_report
 from .useful import on_mma as useful_mma, on_vec as useful_vec, on_zero as useful_zero
 
 
+# the most elements of a tensor that a timing run's LDG reads from a list copy
+SNAPSHOT_ELEMS = 1 << 16
+
+
 class Simulator(DmaPath):
     def __init__(self, program, cfg, tensors, env, functional=True, trace=False,
                  check_races=None, max_events=None, clock_ghz=None, l2=None):
@@ -201,13 +205,19 @@ class Simulator(DmaPath):
                 len(starts) != g.ndim or \
                 any(not is_reg and type(v) is not int for is_reg, v in starts):
             return lambda regs: self._load_scalar(glob, regs)
-        # ndarray.item: the element as the Python float / int the generic path makes
+        # ndarray.item: the element as the Python float / int the generic path makes;
+        # a timing run writes no tensor, so a small one is read from a nested list of
+        # those (ndarray.tolist) instead
         consts = {"item": g.item, "LAT": self.dma_latency}
         names = [f"r[{v}]" if is_reg else repr(v) for is_reg, v in starts]
         inside = " and ".join(f"0 <= i{k} < {n}" for k, n in enumerate(g.shape)) or "True"
         idx = ", ".join(f"i{k}" for k in range(len(names)))
+        value = f"item({idx})"
+        if not self.functional and 0 < g.ndim and g.size <= SNAPSHOT_ELEMS:
+            consts["data"] = g.tolist()
+            value = "data" + "".join(f"[i{k}]" for k in range(len(names)))
         lines = ["def read(r):"] + [f"    i{k} = {x}" for k, x in enumerate(names)]
-        lines += [f"    if {inside}:", f"        return item({idx}), LAT",
+        lines += [f"    if {inside}:", f"        return {value}, LAT",
                   "    return 0, LAT"]
         exec("\n".join(lines), consts)          # source from decoded operands only
         return consts["read"]
