@@ -166,13 +166,12 @@ def decode_program(p: Program, cfg: MachineConfig) -> list[DI]:
     _scalar_fields(end)
     out.append(end)
     _resolve_jumps(out)
-    from .machine import Op
     for d in out:                 # before the regions, which build ops inline with them
         if d.engine >= 0:
-            d.make_op = compile_dispatch(d, Op)
+            d.make_op = compile_dispatch(d)
     compile_runs(out, (K_BIN, K_UN, K_SEL), cfg.scalar_cycles)
     compile_regions(out, (K_BIN, K_UN, K_SEL), (K_IF, K_ELSE, K_ENDIF), cfg.scalar_cycles,
-                    cfg.queue_depth)
+                    cfg.queue_depth, K_LDG, K_ENDLOOP)
     _refills(out, cfg.scalar_cycles)
     return out
 
@@ -323,9 +322,10 @@ def _vec_fields(d: DI, ins, cfg: MachineConfig) -> None:
         d.cycles = vec_cycles(cfg, d.op, elems, dst, tiles[1:])
 
 
-# scalar kinds, for the interpreter's dispatch
-(K_BIN, K_UN, K_SEL, K_LOOP, K_ENDLOOP, K_IF, K_ELSE, K_ENDIF, K_SEM, K_FENCE,
- K_HALT, K_LDG, K_ATOM, K_LDS, K_BREAKZ) = range(1, 16)
+# scalar kinds, for the interpreter's dispatch; from K_SEM on, those that wait for the
+# global clock (they depend on, or change, state other units see)
+(K_BIN, K_UN, K_SEL, K_LOOP, K_ENDLOOP, K_IF, K_ELSE, K_ENDIF, K_LDG, K_LDS, K_BREAKZ,
+ K_SEM, K_FENCE, K_HALT, K_ATOM) = range(1, 16)
 _KINDS = {"SEL": K_SEL, "LDG": K_LDG, "ATOM.ADD": K_ATOM, "LDS": K_LDS, "BREAKZ": K_BREAKZ, "LOOP": K_LOOP, "ENDLOOP": K_ENDLOOP, "IF": K_IF, "ELSE": K_ELSE,
           "ENDIF": K_ENDIF, "FENCE": K_FENCE, "HALT": K_HALT}
 

@@ -163,7 +163,7 @@ def _resumer(sim):
             core.step(now)
             return
         eng = core.engines[code[pc].engine]
-        if t > now and not (early and full_past(eng, t, share)):
+        if t > now and not (early and not core.loading and full_past(eng, t, share)):
             _push(times, at, t, (STEP, core, None))
         else:
             core.blocked = ("queue", eng)

@@ -7,6 +7,7 @@ ceildiv/min/max are accepted: an artifact from disk never runs arbitrary code.
 from __future__ import annotations
 
 import ast
+import functools
 
 _FUNCS = {"ceildiv": lambda a, b: -(-a // b), "min": min, "max": max}
 _BINOPS = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b,
@@ -43,11 +44,13 @@ def _eval(node, env, text):
     raise GridError(f"grid expression {text!r}: unsupported syntax")
 
 
-def block_order(grid: tuple[int, int, int], panel: int) -> list[tuple[int, int, int]]:
+@functools.lru_cache(maxsize=8)
+def block_order(grid: tuple[int, int, int], panel: int) -> tuple[tuple[int, int, int], ...]:
     """Block coordinates in launch order. panel == 0: row-major (bx fastest). panel = P:
     rasterised for L2 reuse — the grid is cut into panels of P rows of `by`, and each
     panel is walked column by column (by fastest within a column), so the blocks that run
-    together share both their A row panels and their B column panels."""
+    together share both their A row panels and their B column panels. Cached: a grid
+    run again (the clock model, repeated launches) reuses it (read-only)."""
     gx, gy, gz = grid
     order = []
     for bz in range(gz):
@@ -57,4 +60,4 @@ def block_order(grid: tuple[int, int, int], panel: int) -> list[tuple[int, int, 
         for y0 in range(0, gy, panel):
             rows = range(y0, min(y0 + panel, gy))
             order += [(bx, by, bz) for bx in range(gx) for by in rows]
-    return order
+    return tuple(order)

@@ -20,8 +20,8 @@ from __future__ import annotations
 import heapq
 from collections import deque
 
-from .decode import (K_ATOM, K_BIN, K_LDS, K_ELSE, K_ENDIF, K_ENDLOOP, K_FENCE, K_HALT, K_IF, K_LDG,
-                     K_LOOP, K_SEL, K_SEM, K_UN, K_BREAKZ, ENGINE_NAMES)
+from .decode import (K_ATOM, K_BIN, K_LDS, K_ELSE, K_ENDIF, K_ENDLOOP, K_FENCE, K_HALT, K_IF,
+                     K_LDG, K_LOOP, K_SEL, K_SEM, K_UN, K_BREAKZ, ENGINE_NAMES)
 
 STEP, TRY, DONE, POOL = 0, 1, 2, 3
 
@@ -29,9 +29,6 @@ STEP, TRY, DONE, POOL = 0, 1, 2, 3
 # once (Core._stop_at_full, full_past); False: it always comes back to look (the same
 # figures, more events: tests/tcsim/test_engine_counts.py)
 EARLY_BLOCK = True
-
-# what a scalar unit's blocked time counts as (FENCE, HALT and ATOM: "drain")
-_STALL_KIND = {"queue": "queue_full", "sem": "sem_wait"}
 
 
 def full_past(eng, t: float, share: float) -> bool:
@@ -108,12 +105,17 @@ class Core:
     __slots__ = ("sim", "id", "slot", "label", "code", "regs", "pc", "t", "loops",
                  "engines", "queues", "inflight", "sems", "bufs", "bufs_state", "block",
                  "blocked", "blocked_since", "seen", "stall", "done", "block_start",
-                 "last_fence", "loading", "valid", "gang", "flat", "cycles", "depth")
+                 "last_fence", "loading", "valid", "gang", "flat", "cycles", "depth", "fast",
+                 "bit", "step_event")
 
     def __init__(self, sim, cid: int, slot: int, engines: list, multi: bool):
         self.sim = sim
         self.id = cid
         self.slot = slot
+        self.bit = 1 << slot                    # its bit in an engine's `queued`
+        # a timing run's dispatch builds ops with their compiled makers (runs.py)
+        self.fast = not sim.functional
+        self.step_event = (STEP, self, None)    # its agenda entry (Simulator.push's)
         self.label = f"core {cid}.{slot}" if multi else f"core {cid}"
         self.code = sim.code
         self.cycles = sim.cfg.scalar_cycles     # per scalar instruction
@@ -127,6 +129,8 @@ class Core:
         self.block = None
         self.gang = None
         self.flat = None                        # the semaphores (start_block)
+        self.loops, self.seen, self.loading, self.valid = [], {}, {}, {}
+        self.bufs, self.bufs_state = None, {}
 
     # ------------------------------------------------------------------ blocks
     def start_block(self, coords, t: float) -> None:
@@ -141,14 +145,21 @@ class Core:
                 regs[r] = v
         self.pc = 0
         self.t = t
-        self.loops = []
         self._fresh_sems()
-        self.seen = {}
         self.last_fence = -1.0                  # when the scalar unit last passed a FENCE
-        self.loading = {}                       # register -> when its LDG value lands
-        self.valid = {}                         # (buffer, stage) -> valid extents (useful.py)
-        self.bufs = sim.new_buffers() if sim.functional else None
-        self.bufs_state = {}
+        # the previous block's state, emptied (only this core refers to it)
+        if self.loops:
+            self.loops = []
+        if self.seen:
+            self.seen = {}
+        if self.loading:
+            self.loading = {}                   # register -> when its LDG value lands
+        if self.valid:
+            self.valid = {}                     # (buffer, stage) -> valid extents (useful.py)
+        if self.bufs_state:
+            self.bufs_state = {}                # the race detector's (hazards.py)
+        if sim.functional:
+            self.bufs = sim.new_buffers()
         sim.push(t, STEP, self)
 
     def _fresh_sems(self) -> None:
@@ -193,17 +204,19 @@ class Core:
         self.blocked_since = now
 
     def wake(self, now: float) -> None:
-        if self.blocked is not None:
-            key = _STALL_KIND.get(self.blocked[0], "drain")
+        b = self.blocked
+        if b is not None:
+            kind = b[0]                 # what its blocked time counts as
+            key = "queue_full" if kind == "queue" else "sem_wait" if kind == "sem" else "drain"
             self.stall[key] += now - self.blocked_since
             self.blocked = None
             at = self.sim.at            # sim.push, written out (a hot path)
             events = at.get(now)
             if events is None:
-                at[now] = [(STEP, self, None)]
+                at[now] = [self.step_event]
                 heapq.heappush(self.sim.times, now)
             else:
-                events.append((STEP, self, None))
+                events.append(self.step_event)
 
     def step(self, now: float) -> None:
         sim = self.sim
@@ -243,22 +256,51 @@ class Core:
                 continue
             k = d.kind
             a = d.args
-            if k == K_BIN:
+            if k >= K_SEM:
+                # semaphores, FENCE, HALT and ATOM depend on (or change) state other
+                # units see: run them only once the global clock has caught up with
+                # the scalar unit
+                if t > now:
+                    self.pc, self.t = pc, t
+                    sim.push(t, STEP, self)
+                    return
+                if k == K_SEM:
+                    if not self._sem_op(d, now, pc, t):
+                        return
+                else:
+                    q0, q1, q2, q3 = self.queues      # not self.idle(), written out
+                    busy = self.inflight or q0 or q1 or q2 or q3
+                    if k == K_ATOM:
+                        if busy:
+                            self.block_on(("fence",), now, pc, t)  # earlier writes land first
+                            return
+                        x = a[2]
+                        regs[a[0][1]] = sim.atomic_scalar(a[1], regs,
+                                                          regs[x[1]] if x[0] else x[1])
+                    elif busy:
+                        self.block_on(("fence" if k == K_FENCE else "halt",), now, pc, t)
+                        return
+                    elif k == K_HALT:
+                        sim.instructions += 1
+                        sim.block_done(self, t)
+                        return
+                    elif k == K_FENCE:
+                        self.last_fence = now
+                pc += 1
+            # the kinds the interpreter meets most first (scalar ALU runs are compiled)
+            elif k == K_IF:
+                x = a[0]
+                pc = pc + 1 if (regs[x[1]] if x[0] else x[1]) else d.jump + 1
+            elif k == K_ENDIF:
+                pc += 1
+            elif k == K_BIN:
                 x, y = a[1], a[2]
                 regs[a[0][1]] = d.fn(regs[x[1]] if x[0] else x[1], regs[y[1]] if y[0] else y[1])
                 pc += 1
-            elif k == K_UN:
-                x = a[1]
-                regs[a[0][1]] = d.fn(regs[x[1]] if x[0] else x[1])
+            elif k == K_LDG:
+                regs[a[0][1]], latency = sim.load_scalar(a[1], regs)
+                loading[a[0][1]] = t + latency       # in flight, not a stall
                 pc += 1
-            elif k == K_LOOP:
-                x = a[0]
-                n = regs[x[1]] if x[0] else x[1]
-                if n > 0:
-                    self.loops.append([n, pc])
-                    pc += 1
-                else:
-                    pc = d.jump + 1
             elif k == K_ENDLOOP:
                 top = self.loops[-1]
                 top[0] -= 1
@@ -267,6 +309,25 @@ class Core:
                 else:
                     self.loops.pop()
                     pc += 1
+            elif k == K_LOOP:
+                x = a[0]
+                n = regs[x[1]] if x[0] else x[1]
+                if n > 0:
+                    self.loops.append([n, pc])
+                    pc += 1
+                else:
+                    pc = d.jump + 1
+            elif k == K_UN:
+                x = a[1]
+                regs[a[0][1]] = d.fn(regs[x[1]] if x[0] else x[1])
+                pc += 1
+            elif k == K_SEL:
+                cnd, x, y = a[1], a[2], a[3]
+                pick = x if (regs[cnd[1]] if cnd[0] else cnd[1]) else y
+                regs[a[0][1]] = regs[pick[1]] if pick[0] else pick[1]
+                pc += 1
+            elif k == K_ELSE:
+                pc = d.jump + 1
             elif k == K_BREAKZ:
                 x = a[0]
                 if regs[x[1]] if x[0] else x[1]:
@@ -274,51 +335,8 @@ class Core:
                 else:                               # leave the innermost loop
                     self.loops.pop()
                     pc = d.jump + 1
-            elif k == K_IF:
-                x = a[0]
-                pc = pc + 1 if (regs[x[1]] if x[0] else x[1]) else d.jump + 1
-            elif k == K_ELSE:
-                pc = d.jump + 1
-            elif k == K_ENDIF:
-                pc += 1
-            elif k == K_SEL:
-                cnd, x, y = a[1], a[2], a[3]
-                pick = x if (regs[cnd[1]] if cnd[0] else cnd[1]) else y
-                regs[a[0][1]] = regs[pick[1]] if pick[0] else pick[1]
-                pc += 1
             elif k == K_LDS:
                 regs[a[0][1]] = self._read_tile(a[1], a[2])
-                pc += 1
-            elif k == K_LDG:
-                regs[a[0][1]], latency = sim.load_scalar(a[1], regs)
-                loading[a[0][1]] = t + latency       # in flight, not a stall
-                pc += 1
-            else:
-                # semaphores, FENCE and HALT depend on (or change) state other units see:
-                # run them only once the global clock has caught up with the scalar unit
-                if t > now:
-                    self.pc, self.t = pc, t
-                    sim.push(t, STEP, self)
-                    return
-                if k == K_SEM:
-                    if not self._sem_op(d, now, pc, t):
-                        return
-                elif k == K_ATOM and not self.idle():
-                    self.block_on(("fence",), now, pc, t)      # earlier writes land first
-                    return
-                elif k == K_ATOM:
-                    a = d.args
-                    x = a[2]
-                    regs[a[0][1]] = sim.atomic_scalar(a[1], regs, regs[x[1]] if x[0] else x[1])
-                elif not self.idle():
-                    self.block_on(("fence" if k == K_FENCE else "halt",), now, pc, t)
-                    return
-                elif k == K_HALT:
-                    sim.instructions += 1
-                    sim.block_done(self, t)
-                    return
-                elif k == K_FENCE:
-                    self.last_fence = now
                 pc += 1
             sim.instructions += 1
             t += c

@@ -31,6 +31,10 @@ from .report import build_report
 from .useful import on_mma as useful_mma, on_vec as useful_vec, on_zero as useful_zero
 
 
+# the most elements of a tensor that a timing run's LDG reads from a list copy
+SNAPSHOT_ELEMS = 1 << 16
+
+
 class Simulator(DmaPath):
     def __init__(self, program, cfg, tensors, env, functional=True, trace=False,
                  check_races=None, max_events=None, clock_ghz=None, l2=None):
@@ -53,7 +57,11 @@ class Simulator(DmaPath):
         self.order = block_order(self.grid, program.raster)
         self.cluster_size = math.prod(program.cluster)
         check_cluster(self.grid, program.cluster, cfg)
-        self.launches = cluster_order(self.order, program.cluster)
+        # what each launch starts: a cluster's blocks, or (without clusters) one
+        # block's coordinates, straight from the block order
+        self.launches = cluster_order(self.order, program.cluster) \
+            if self.cluster_size > 1 else self.order
+        self.launch_cycles = cfg.block_launch_cycles
         self.mcast: dict = {}                   # multicast loads waiting for their cluster
         # the agenda: the distinct times events wait for (a heap), and each time's
         # events (kind, object, argument) in push order — the order ties are handled in
@@ -76,6 +84,7 @@ class Simulator(DmaPath):
             else None
         self.trace = [] if trace else None
         self.instructions = 0
+        self.readers: dict = {}                 # id(LDG operand) -> its load_scalar
         self.flops: dict[str, float] = {}       # issued: whole tiles, padding included
         self.useful: dict[str, float] = {}      # over the valid extents (useful.py)
         self.bytes = {"hbm_read": 0.0, "hbm_write": 0.0, "l2_read": 0.0, "smem": 0.0,
@@ -145,28 +154,36 @@ class Simulator(DmaPath):
     # ------------------------------------------------------------------ blocks
     def _next(self, gang, t: float) -> None:
         """The next cluster's blocks (one block without clusters) to a free gang."""
-        if self.next_launch < len(self.launches):
-            members = self.launches[self.next_launch]
-            gang.launch = self.next_launch
-            self.next_launch += 1
-            gang.active = len(members)
-            for core, coords in zip(gang.cores, members):
-                core.gang = gang
-                core.start_block(coords, t)
-        else:
+        i = self.next_launch
+        if i >= len(self.launches):
             for core in gang.cores:
                 core.done = True
+            return
+        self.next_launch = i + 1
+        gang.launch = i
+        if self.cluster_size == 1:
+            gang.active = 1
+            core = gang.cores[0]
+            core.gang = gang
+            core.start_block(self.launches[i], t)
+            return
+        members = self.launches[i]
+        gang.active = len(members)
+        for core, coords in zip(gang.cores, members):
+            core.gang = gang
+            core.start_block(coords, t)
 
     def block_done(self, core, t: float) -> None:
         self.blocks_done += 1
-        self.end = max(self.end, t)
+        if t > self.end:
+            self.end = t
         if self.trace is not None:
             self.trace.append((core.id, f"BLOCK {core.slot}" if core.slot else "BLOCK",
                                str(core.block), core.block_start, t))
         gang = core.gang
         gang.active -= 1
         if gang.active == 0:                  # a cluster's cores free up together
-            self._next(gang, t + self.cfg.block_launch_cycles if
+            self._next(gang, t + self.launch_cycles if
                        self.next_launch < len(self.launches) else t)
 
     def load_scalar(self, glob, regs) -> tuple:
@@ -174,6 +191,40 @@ class Simulator(DmaPath):
         Launch binding made sure the tensor has data in timing mode too
         (launch.value_params). The element's sector goes through the L2: a hit lands
         after `l2_latency`, a miss after `dma_latency` (and the sector stays)."""
+        read = self.readers.get(id(glob))
+        if read is None:
+            read = self.readers[id(glob)] = self._reader(glob)
+        return read(regs)
+
+    def _reader(self, glob):
+        """`load_scalar` of one LDG operand (kept by the decoded code, so its id is
+        fixed while this simulator runs): without an L2 latency, a function with the
+        register reads, bounds and element read written out; else the generic path."""
+        name, starts = glob
+        g = self.tensors[name]
+        dt = g.dtype
+        if self.cfg.l2_latency or not dt.isbuiltin or dt.kind not in "fiu" or \
+                len(starts) != g.ndim or \
+                any(not is_reg and type(v) is not int for is_reg, v in starts):
+            return lambda regs: self._load_scalar(glob, regs)
+        # ndarray.item: the element as the Python float / int the generic path makes;
+        # a timing run writes no tensor, so a small one is read from a nested list of
+        # those (ndarray.tolist) instead
+        consts = {"item": g.item, "LAT": self.dma_latency}
+        names = [f"r[{v}]" if is_reg else repr(v) for is_reg, v in starts]
+        inside = " and ".join(f"0 <= i{k} < {n}" for k, n in enumerate(g.shape)) or "True"
+        idx = ", ".join(f"i{k}" for k in range(len(names)))
+        value = f"item({idx})"
+        if not self.functional and 0 < g.ndim and g.size <= SNAPSHOT_ELEMS:
+            consts["data"] = g.tolist()
+            value = "data" + "".join(f"[i{k}]" for k in range(len(names)))
+        lines = ["def read(r):"] + [f"    i{k} = {x}" for k, x in enumerate(names)]
+        lines += [f"    if {inside}:", f"        return {value}, LAT",
+                  "    return 0, LAT"]
+        exec("\n".join(lines), consts)          # source from decoded operands only
+        return consts["read"]
+
+    def _load_scalar(self, glob, regs) -> tuple:
         name, starts = glob
         g = self.tensors[name]
         idx = tuple([regs[s[1]] if s[0] else s[1] for s in starts])
@@ -191,7 +242,7 @@ class Simulator(DmaPath):
     def atomic_scalar(self, glob, regs, value):
         """ATOM.ADD: the element's old value; the element gains `value` (nothing happens
         outside the tensor, which reads as 0)."""
-        old, _ = self.load_scalar(glob, regs)     # (value, latency)
+        old, _ = self._load_scalar(glob, regs)    # (value, latency)
         name, starts = glob
         g = self.tensors[name]
         idx = tuple(regs[s[1]] if s[0] else s[1] for s in starts)
