@@ -60,6 +60,9 @@ def run_timing(sim) -> None:
     (once handled, none is part of a cycle), and the collector's passes over them cost
     about a tenth of the run; it is switched back on (if it was on) however the run
     ends."""
+    if sim.max_events:          # counted: the general loop (the same decisions)
+        run_general(sim)
+        return
     was_on = gc.isenabled()
     gc.disable()
     try:
@@ -74,10 +77,8 @@ def _timing_loop(sim) -> None:
     pop, push = heapq.heappop, sim.push
     try_start, pool_event = sim.try_start, sim._pool_event
     resume = _resumer(sim)
-    try_fixed = _fixed_starter(sim, resume)
+    start_fixed = _fixed_starter(sim, resume)
     code, depth = sim.code, sim.cfg.queue_depth
-    limit = sim.max_events or 0
-    count = 0
     try_k, done_k, step_k = TRY, DONE, STEP        # locals: read once per event
     while times:
         t = pop(times)
@@ -86,12 +87,35 @@ def _timing_loop(sim) -> None:
         events = at[t]
         for kind, obj, arg in events:
             if kind == try_k:            # the commonest kind first
-                if obj.data_active:
+                if obj.solo_fixed:
+                    # an MMA / VEC engine of one block slot (never data_active):
+                    # _startable written out — about half the tries find the head
+                    # waiting, and only a head that can start costs a call
+                    bu = obj.busy_until
+                    if bu > t:
+                        _push(times, at, bu, obj.try_event)
+                        continue
+                    queue = obj.slots[0].queues[obj.index]
+                    if not queue:
+                        continue
+                    op = queue[0]
+                    if op.ready > t:
+                        _push(times, at, op.ready, obj.try_event)
+                        continue
+                    for sem, ph in op.waits:
+                        if sem.phase <= ph:
+                            if obj not in sem.waiters:
+                                sem.waiters.append(obj)
+                            if not obj.waiting:
+                                obj.waiting = True
+                                obj.wait_since = t
+                            break
+                    else:
+                        start_fixed(obj, queue, op, t)
+                elif obj.data_active:
                     pass
                 elif obj.busy_until > t:
                     push(obj.busy_until, TRY, obj)
-                elif obj.solo_fixed:
-                    try_fixed(obj, t)
                 else:
                     try_start(obj, t)
             elif kind == done_k:
@@ -133,10 +157,6 @@ def _timing_loop(sim) -> None:
                         resume(obj, d, t)
             elif arg == obj.version:
                 pool_event(obj, t)
-            if limit:
-                count += 1
-                if count > limit:
-                    raise SimError(f"simulation exceeded {limit} events")
         del at[t]
 
 
@@ -172,34 +192,19 @@ def _resumer(sim):
 
 
 def _fixed_starter(sim, resume):
-    """`Simulator.try_start` for an MMA or VEC engine with one block slot (the engine is
-    free at `now`), as a closure over the run's state: start its queue's head if it is
-    ready and its waits hold. Its two events per start go on the agenda as
-    `Simulator.push` puts them, written out."""
+    """`Simulator.try_start` for an MMA or VEC engine with one block slot, free at
+    `now`, whose queue's head `op` can start (`_startable`), as a closure over the
+    run's state: start it (and the heads after it while the engine stays free). Its two
+    events per start go on the agenda as `Simulator.push` puts them, written out."""
     times, at = sim.times, sim.at
     flops, useful, counts = sim.flops, sim.useful, sim.bytes
     from .useful import on_mma as useful_mma, on_vec as useful_vec, on_zero as useful_zero
     heappush = heapq.heappush
     code, depth1 = sim.code, sim.cfg.queue_depth - 1
 
-    def try_fixed(eng, now) -> None:
+    def start_fixed(eng, queue, op, now) -> None:
         core = eng.slots[0]
-        queue = core.queues[eng.index]
         while True:
-            if not queue:
-                return
-            op = queue[0]
-            if op.ready > now:
-                _push(times, at, op.ready, (TRY, eng, None))
-                return
-            for sem, ph in op.waits:
-                if sem.phase <= ph:
-                    if eng not in sem.waiters:
-                        sem.waiters.append(eng)
-                    if not eng.waiting:
-                        eng.waiting = True
-                        eng.wait_since = now
-                    return
             if eng.waiting:
                 eng.stall_sem += now - eng.wait_since
                 eng.waiting = False
@@ -260,12 +265,16 @@ def _fixed_starter(sim, resume):
                 if refill:
                     _resume_at_pop(core, now, resume)
                 return
-    return try_fixed
+            # a zero-cost instruction: the engine is free again at once
+            op = _startable(times, at, eng, queue, now)
+            if op is None:
+                return
+    return start_fixed
 
 
 def _resume_at_pop(core, now, resume) -> None:
     """`Core.wake` of a unit blocked on a full queue and the step it would post, run at
-    once (a refill at the pop: try_fixed)."""
+    once (a refill at the pop: start_fixed)."""
     core.stall["queue_full"] += now - core.blocked_since
     core.blocked = None
     if core.t > now:
