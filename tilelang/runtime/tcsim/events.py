@@ -37,7 +37,7 @@ def run_general(sim) -> None:
                 if obj.data_active:
                     pass
                 elif obj.busy_until > t:
-                    push(obj.busy_until, TRY, obj)
+                    _push(times, at, obj.busy_until, obj.try_event)
                 else:
                     try_start(obj, t)
             elif kind == STEP:
@@ -74,12 +74,15 @@ def run_timing(sim) -> None:
 
 def _timing_loop(sim) -> None:
     times, at = sim.times, sim.at
-    pop, push = heapq.heappop, sim.push
+    pop = heapq.heappop
     try_start, pool_event = sim.try_start, sim._pool_event
     resume = _resumer(sim)
     start_fixed = _fixed_starter(sim, resume)
     code, depth = sim.code, sim.cfg.queue_depth
+    early = machine.EARLY_BLOCK
+    full_past, share = machine.full_past, sim.transfer_share
     try_k, done_k, step_k = TRY, DONE, STEP        # locals: read once per event
+    core_cls = Core
     while times:
         t = pop(times)
         # events pushed for `t` while its events run join the end of its list, and a
@@ -115,7 +118,7 @@ def _timing_loop(sim) -> None:
                 elif obj.data_active:
                     pass
                 elif obj.busy_until > t:
-                    push(obj.busy_until, TRY, obj)
+                    _push(times, at, obj.busy_until, obj.try_event)
                 else:
                     try_start(obj, t)
             elif kind == done_k:
@@ -132,7 +135,7 @@ def _timing_loop(sim) -> None:
                         if waiters:
                             sem.waiters = []
                             for w in waiters:
-                                if isinstance(w, Core):
+                                if w.__class__ is core_cls:
                                     w.wake(t)
                                 else:
                                     events.append(w.try_event)    # at t
@@ -153,8 +156,23 @@ def _timing_loop(sim) -> None:
                         # there comes back to find it so): it blocks, nothing else
                         obj.blocked = ("queue", obj.engines[d.engine])
                         obj.t = obj.blocked_since = t
+                    elif d.block is None:
+                        obj.step(t)
                     else:
-                        resume(obj, d, t)
+                        # resume (_resumer) written out: the compiled region from pc
+                        fn, end = d.block
+                        pc, u, n = fn(obj, obj.regs, t)
+                        sim.instructions += n
+                        obj.pc, obj.t = pc, u
+                        if pc == end:
+                            obj.step(t)
+                            continue
+                        eng = obj.engines[code[pc].engine]
+                        if u > t and not (early and full_past(eng, u, share)):
+                            _push(times, at, u, (STEP, obj, None))
+                        else:
+                            obj.blocked = ("queue", eng)
+                            obj.blocked_since = u
             elif arg == obj.version:
                 pool_event(obj, t)
         del at[t]
@@ -208,9 +226,8 @@ def _fixed_starter(sim, resume):
             if eng.waiting:
                 eng.stall_sem += now - eng.wait_since
                 eng.waiting = False
+            # (an engine of one slot keeps no `queued` bits: only _pick reads them)
             queue.popleft()
-            if not queue:
-                eng.queued &= ~(1 << core.slot)
             d = op.di
             b = core.blocked
             refill = False
@@ -229,8 +246,8 @@ def _fixed_starter(sim, resume):
                     core.stall["queue_full"] += now - core.blocked_since
                     core.blocked = None
                     at[now].append((STEP, core, None))
-            # Simulator._start, an MMA / VEC instruction: a fixed cost
-            op.start = now
+            # Simulator._start, an MMA / VEC instruction: a fixed cost (`op.start` is
+            # for traces, which a timing run has none of)
             core.inflight += 1
             dur = d.cycles
             busy_until = now + dur
