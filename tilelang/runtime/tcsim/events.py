@@ -123,12 +123,16 @@ def _timing_loop(sim) -> None:
                     try_start(obj, t)
             elif kind == done_k:
                 core = obj.core
-                core.inflight -= 1
+                inflight = core.inflight - 1
+                core.inflight = inflight
                 sem = obj.signal
                 if sem is not None:
-                    sem.arrivals += 1
-                    sem.bytes += obj.nbytes
-                    if sem.arrivals >= sem.count and sem.bytes >= sem.expect:
+                    arrivals = sem.arrivals + 1
+                    nbytes = sem.bytes + obj.nbytes
+                    if arrivals < sem.count or nbytes < sem.expect:
+                        sem.arrivals = arrivals
+                        sem.bytes = nbytes
+                    else:
                         sem.phase += 1
                         sem.arrivals = sem.bytes = sem.expect = 0
                         waiters = sem.waiters
@@ -139,12 +143,12 @@ def _timing_loop(sim) -> None:
                                     w.wake(t)
                                 else:
                                     events.append(w.try_event)    # at t
-                b = core.blocked
-                if b is not None and (b[0] == "fence" or b[0] == "halt") and \
-                        core.inflight == 0:
-                    q0, q1, q2, q3 = core.queues
-                    if not (q0 or q1 or q2 or q3):
-                        core.wake(t)
+                if inflight == 0:         # (a wake above only posts an event)
+                    b = core.blocked
+                    if b is not None and (b[0] == "fence" or b[0] == "halt"):
+                        q0, q1, q2, q3 = core.queues
+                        if not (q0 or q1 or q2 or q3):
+                            core.wake(t)
             elif kind == step_k:
                 if obj.blocked is None and not obj.done:
                     d = code[obj.pc]
