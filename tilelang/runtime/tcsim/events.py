@@ -92,7 +92,7 @@ def _timing_loop(sim) -> None:
             if kind == try_k:            # the commonest kind first
                 if obj.solo_fixed:
                     # an MMA / VEC engine of one block slot (never data_active):
-                    # _startable written out — about half the tries find the head
+                    # _startable written out — a third of the tries find the head
                     # waiting, and only a head that can start costs a call
                     bu = obj.busy_until
                     if bu > t:
