@@ -114,7 +114,7 @@ def _timing_loop(sim) -> None:
                                 obj.wait_since = t
                             break
                     else:
-                        start_fixed(obj, queue, op, t)
+                        start_fixed(obj, queue, op, t, events)
                 elif obj.data_active:
                     pass
                 elif obj.busy_until > t:
@@ -139,7 +139,7 @@ def _timing_loop(sim) -> None:
                         if waiters:
                             sem.waiters = []
                             for w in waiters:
-                                if w.__class__ is core_cls:
+                                if type(w) is core_cls:
                                     w.wake(t)
                                 else:
                                     events.append(w.try_event)    # at t
@@ -215,8 +215,8 @@ def _resumer(sim):
 
 def _fixed_starter(sim, resume):
     """`Simulator.try_start` for an MMA or VEC engine with one block slot, free at
-    `now`, whose queue's head `op` can start (`_startable`), as a closure over the
-    run's state: start it (and the heads after it while the engine stays free). Its two
+    `now` (whose events are the list `events_now`), whose queue's head `op` can start
+    (`_startable`), as a closure over the run's state: start it (and the heads after it while the engine stays free). Its two
     events per start go on the agenda as `Simulator.push` puts them, written out."""
     times, at = sim.times, sim.at
     flops, useful, counts = sim.flops, sim.useful, sim.bytes
@@ -224,7 +224,7 @@ def _fixed_starter(sim, resume):
     heappush = heapq.heappush
     code, depth1 = sim.code, sim.cfg.queue_depth - 1
 
-    def start_fixed(eng, queue, op, now) -> None:
+    def start_fixed(eng, queue, op, now, events_now) -> None:
         core = eng.slots[0]
         while True:
             if eng.waiting:
@@ -246,10 +246,11 @@ def _fixed_starter(sim, resume):
                     len(queue) == depth1
                 if not refill:
                     # Core.wake of a unit blocked on this queue: its step goes on at
-                    # the end of this time's events (the list run_timing is handling)
+                    # the end of this time's events (`events_now`, the list
+                    # run_timing is handling)
                     core.stall["queue_full"] += now - core.blocked_since
                     core.blocked = None
-                    at[now].append((STEP, core, None))
+                    events_now.append((STEP, core, None))
             # Simulator._start, an MMA / VEC instruction: a fixed cost (`op.start` is
             # for traces, which a timing run has none of)
             core.inflight += 1
