@@ -37,7 +37,7 @@ def run_general(sim) -> None:
                 if obj.data_active:
                     pass
                 elif obj.busy_until > t:
-                    push(obj.busy_until, TRY, obj)
+                    _push(times, at, obj.busy_until, obj.try_event)
                 else:
                     try_start(obj, t)
             elif kind == STEP:
@@ -60,6 +60,9 @@ def run_timing(sim) -> None:
     (once handled, none is part of a cycle), and the collector's passes over them cost
     about a tenth of the run; it is switched back on (if it was on) however the run
     ends."""
+    if sim.max_events:          # counted: the general loop (the same decisions)
+        run_general(sim)
+        return
     was_on = gc.isenabled()
     gc.disable()
     try:
@@ -71,14 +74,15 @@ def run_timing(sim) -> None:
 
 def _timing_loop(sim) -> None:
     times, at = sim.times, sim.at
-    pop, push = heapq.heappop, sim.push
+    pop = heapq.heappop
     try_start, pool_event = sim.try_start, sim._pool_event
     resume = _resumer(sim)
-    try_fixed = _fixed_starter(sim, resume)
+    start_fixed = _fixed_starter(sim, resume)
     code, depth = sim.code, sim.cfg.queue_depth
-    limit = sim.max_events or 0
-    count = 0
+    early = machine.EARLY_BLOCK
+    full_past, share = machine.full_past, sim.transfer_share
     try_k, done_k, step_k = TRY, DONE, STEP        # locals: read once per event
+    core_cls = Core
     while times:
         t = pop(times)
         # events pushed for `t` while its events run join the end of its list, and a
@@ -86,38 +90,65 @@ def _timing_loop(sim) -> None:
         events = at[t]
         for kind, obj, arg in events:
             if kind == try_k:            # the commonest kind first
-                if obj.data_active:
+                if obj.solo_fixed:
+                    # an MMA / VEC engine of one block slot (never data_active):
+                    # _startable written out — a third of the tries find the head
+                    # waiting, and only a head that can start costs a call
+                    bu = obj.busy_until
+                    if bu > t:
+                        _push(times, at, bu, obj.try_event)
+                        continue
+                    queue = obj.slots[0].queues[obj.index]
+                    if not queue:
+                        continue
+                    op = queue[0]
+                    if op.ready > t:
+                        _push(times, at, op.ready, obj.try_event)
+                        continue
+                    for sem, ph in op.waits:
+                        if sem.phase <= ph:
+                            if obj not in sem.waiters:
+                                sem.waiters.append(obj)
+                            if not obj.waiting:
+                                obj.waiting = True
+                                obj.wait_since = t
+                            break
+                    else:
+                        start_fixed(obj, queue, op, t, events)
+                elif obj.data_active:
                     pass
                 elif obj.busy_until > t:
-                    push(obj.busy_until, TRY, obj)
-                elif obj.solo_fixed:
-                    try_fixed(obj, t)
+                    _push(times, at, obj.busy_until, obj.try_event)
                 else:
                     try_start(obj, t)
             elif kind == done_k:
                 core = obj.core
-                core.inflight -= 1
+                inflight = core.inflight - 1
+                core.inflight = inflight
                 sem = obj.signal
                 if sem is not None:
-                    sem.arrivals += 1
-                    sem.bytes += obj.nbytes
-                    if sem.arrivals >= sem.count and sem.bytes >= sem.expect:
+                    arrivals = sem.arrivals + 1
+                    nbytes = sem.bytes + obj.nbytes
+                    if arrivals < sem.count or nbytes < sem.expect:
+                        sem.arrivals = arrivals
+                        sem.bytes = nbytes
+                    else:
                         sem.phase += 1
                         sem.arrivals = sem.bytes = sem.expect = 0
                         waiters = sem.waiters
                         if waiters:
                             sem.waiters = []
                             for w in waiters:
-                                if isinstance(w, Core):
+                                if type(w) is core_cls:
                                     w.wake(t)
                                 else:
                                     events.append(w.try_event)    # at t
-                b = core.blocked
-                if b is not None and (b[0] == "fence" or b[0] == "halt") and \
-                        core.inflight == 0:
-                    q0, q1, q2, q3 = core.queues
-                    if not (q0 or q1 or q2 or q3):
-                        core.wake(t)
+                if inflight == 0:         # (a wake above only posts an event)
+                    b = core.blocked
+                    if b is not None and (b[0] == "fence" or b[0] == "halt"):
+                        q0, q1, q2, q3 = core.queues
+                        if not (q0 or q1 or q2 or q3):
+                            core.wake(t)
             elif kind == step_k:
                 if obj.blocked is None and not obj.done:
                     d = code[obj.pc]
@@ -129,14 +160,25 @@ def _timing_loop(sim) -> None:
                         # there comes back to find it so): it blocks, nothing else
                         obj.blocked = ("queue", obj.engines[d.engine])
                         obj.t = obj.blocked_since = t
+                    elif d.block is None:
+                        obj.step(t)
                     else:
-                        resume(obj, d, t)
+                        # resume (_resumer) written out: the compiled region from pc
+                        fn, end = d.block
+                        pc, u, n = fn(obj, obj.regs, t)
+                        sim.instructions += n
+                        obj.pc, obj.t = pc, u
+                        if pc == end:
+                            obj.step(t)
+                            continue
+                        eng = obj.engines[code[pc].engine]
+                        if u > t and not (early and full_past(eng, u, share)):
+                            _push(times, at, u, (STEP, obj, None))
+                        else:
+                            obj.blocked = ("queue", eng)
+                            obj.blocked_since = u
             elif arg == obj.version:
                 pool_event(obj, t)
-            if limit:
-                count += 1
-                if count > limit:
-                    raise SimError(f"simulation exceeded {limit} events")
         del at[t]
 
 
@@ -172,40 +214,24 @@ def _resumer(sim):
 
 
 def _fixed_starter(sim, resume):
-    """`Simulator.try_start` for an MMA or VEC engine with one block slot (the engine is
-    free at `now`), as a closure over the run's state: start its queue's head if it is
-    ready and its waits hold. Its two events per start go on the agenda as
-    `Simulator.push` puts them, written out."""
+    """`Simulator.try_start` for an MMA or VEC engine with one block slot, free at
+    `now` (whose events are the list `events_now`), whose queue's head `op` can start
+    (`_startable`), as a closure over the run's state: start it (and the heads after it while the engine stays free). Its two
+    events per start go on the agenda as `Simulator.push` puts them, written out."""
     times, at = sim.times, sim.at
     flops, useful, counts = sim.flops, sim.useful, sim.bytes
     from .useful import on_mma as useful_mma, on_vec as useful_vec, on_zero as useful_zero
     heappush = heapq.heappush
     code, depth1 = sim.code, sim.cfg.queue_depth - 1
 
-    def try_fixed(eng, now) -> None:
+    def start_fixed(eng, queue, op, now, events_now) -> None:
         core = eng.slots[0]
-        queue = core.queues[eng.index]
         while True:
-            if not queue:
-                return
-            op = queue[0]
-            if op.ready > now:
-                _push(times, at, op.ready, (TRY, eng, None))
-                return
-            for sem, ph in op.waits:
-                if sem.phase <= ph:
-                    if eng not in sem.waiters:
-                        sem.waiters.append(eng)
-                    if not eng.waiting:
-                        eng.waiting = True
-                        eng.wait_since = now
-                    return
             if eng.waiting:
                 eng.stall_sem += now - eng.wait_since
                 eng.waiting = False
+            # (an engine of one slot keeps no `queued` bits: only _pick reads them)
             queue.popleft()
-            if not queue:
-                eng.queued &= ~(1 << core.slot)
             d = op.di
             b = core.blocked
             refill = False
@@ -220,12 +246,13 @@ def _fixed_starter(sim, resume):
                     len(queue) == depth1
                 if not refill:
                     # Core.wake of a unit blocked on this queue: its step goes on at
-                    # the end of this time's events (the list run_timing is handling)
+                    # the end of this time's events (`events_now`, the list
+                    # run_timing is handling)
                     core.stall["queue_full"] += now - core.blocked_since
                     core.blocked = None
-                    at[now].append((STEP, core, None))
-            # Simulator._start, an MMA / VEC instruction: a fixed cost
-            op.start = now
+                    events_now.append((STEP, core, None))
+            # Simulator._start, an MMA / VEC instruction: a fixed cost (`op.start` is
+            # for traces, which a timing run has none of)
             core.inflight += 1
             dur = d.cycles
             busy_until = now + dur
@@ -260,12 +287,16 @@ def _fixed_starter(sim, resume):
                 if refill:
                     _resume_at_pop(core, now, resume)
                 return
-    return try_fixed
+            # a zero-cost instruction: the engine is free again at once
+            op = _startable(times, at, eng, queue, now)
+            if op is None:
+                return
+    return start_fixed
 
 
 def _resume_at_pop(core, now, resume) -> None:
     """`Core.wake` of a unit blocked on a full queue and the step it would post, run at
-    once (a refill at the pop: try_fixed)."""
+    once (a refill at the pop: start_fixed)."""
     core.stall["queue_full"] += now - core.blocked_since
     core.blocked = None
     if core.t > now:
