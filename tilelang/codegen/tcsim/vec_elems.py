@@ -17,10 +17,7 @@ with whole tiles (more instructions than the CPU needs, same results):
 """
 from __future__ import annotations
 
-import math
-
-import numpy as np
-
+from ... import dtypes
 from ...diagnostics import TileLangError
 from ...ir.nodes import Atomic, Binary, Const, If, Let, Load, Select, Seq, Store, Unary, Var
 from ...targets.tcsim.isa import Glob, Tile
@@ -215,14 +212,8 @@ def _accumulated(s):
 
 
 def _identity(op, dtype) -> Const:
-    """The value that leaves an accumulation unchanged (the integer range's end for
-    max / min of integers)."""
-    if op == "+" or dtype == "bool":
-        return Const(0, dtype)
-    if dtype.startswith(("int", "uint")):
-        info = np.iinfo(dtype)
-        return Const(int(info.min if op == "max" else info.max), dtype)
-    return Const(-math.inf if op == "max" else math.inf, dtype)
+    """The value that leaves an accumulation unchanged."""
+    return Const(dtypes.reduction_identity(op, dtype), dtype)
 
 
 def is_accumulation(v, s) -> bool:

@@ -175,14 +175,7 @@ def _take(v: V, dim: int, k: int) -> V:
 
 
 def _identity(kind: str, dtype: str, shape, magnitudes: bool) -> V:
-    if kind in ("sum", "abssum", "absmax"):
-        value = 0
-    elif dtypes.is_float(dtype):
-        value = float("-inf") if kind == "max" else float("inf")
-    else:
-        info = np.iinfo(dtypes.numpy_dtype(dtype))
-        value = int(info.min) if kind == "max" else int(info.max)
-    c = const(value, dtype, magnitudes)
+    c = const(dtypes.reduction_identity(kind, dtype), dtype, magnitudes)
     mag = None if c.mag is None else np.zeros(shape)
     return V(np.broadcast_to(c.a, shape).copy(), dtype, None, mag)
 
