@@ -5,6 +5,8 @@ and the compiler-free runtime all agree on names, sizes and numpy equivalents.
 """
 from __future__ import annotations
 
+import math
+
 # name -> (bits, kind) ; kind: "float" | "int" | "uint" | "bool"
 _TABLE = {
     "float64": (64, "float"),
@@ -74,6 +76,36 @@ def is_bool(dtype: str) -> bool:
 def is_low_precision_float(dtype: str) -> bool:
     """Floats that the CPU computes in float32 (loaded and stored by conversion)."""
     return dtype in ("float16",) + _ML_DTYPES
+
+
+def int_range(dtype: str) -> tuple[int, int]:
+    """The smallest and largest value of an integer (or bool) dtype."""
+    if dtype == "bool":
+        return 0, 1
+    n = bits(dtype)
+    if is_signed(dtype):
+        return -(1 << (n - 1)), (1 << (n - 1)) - 1
+    return 0, (1 << n) - 1
+
+
+# A reduction's combine -> what it reduces (sums / maxima of magnitudes start at zero too).
+_REDUCTION_KINDS = {"sum": "sum", "+": "sum", "add": "sum", "abssum": "sum", "absmax": "sum",
+                    "max": "max", "min": "min"}
+
+
+def reduction_identity(op: str, dtype: str) -> int | float:
+    """The value a reduction `op` (sum / + / add, abssum, absmax, max, min) over `dtype`
+    starts from, which every combine leaves unchanged: zero for the sums (0.0 for a
+    float), the dtype's lowest value for max (-inf for a float) and its highest for min
+    (bool: False for sum and max, True for min). One table for the frontend, the passes,
+    the reference interpreter and the code generators."""
+    kind = _REDUCTION_KINDS[op]
+    if kind == "sum":
+        return 0.0 if is_float(dtype) else 0
+    if is_float(dtype):
+        return -math.inf if kind == "max" else math.inf
+    lo, hi = int_range(dtype)
+    return lo if kind == "max" else hi
 
 
 def numpy_dtype(dtype: str):

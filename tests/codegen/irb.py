@@ -97,7 +97,7 @@ class Built:
         for s in args[len(params):]:
             cargs.append(ctypes.c_int64(s))
             argtypes.append(ctypes.c_int64)
-        fn = getattr(self.lib, name)
+        fn = self.lib[name]          # a function object of this call's own (see `blocks`)
         fn.argtypes, fn.restype = argtypes, None
         fn(*cargs)
 
@@ -116,15 +116,18 @@ class Built:
         return (ctypes.c_int64 * max(1, len(slots)))(*slots)
 
     def num_blocks(self, name, args):
-        fn = getattr(self.lib, f"{name}__num_blocks")
-        fn.argtypes, fn.restype = [ctypes.c_void_p], ctypes.c_int64
-        return fn(args)
+        return _NUM_BLOCKS((f"{name}__num_blocks", self.lib))(args)
 
     def blocks(self, name, args, begin, end):
-        fn = getattr(self.lib, f"{name}__blocks")
-        fn.argtypes = [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64]
-        fn.restype = None
-        fn(args, begin, end)
+        """Run blocks [begin, end); safe from many threads at once. The signature is the
+        prototype's, fixed: assigning `argtypes` on a function object that another
+        thread is calling frees the converters that call is still reading, and the call
+        then raises or passes garbage (a whole block range lost)."""
+        _BLOCKS((f"{name}__blocks", self.lib))(args, begin, end)
+
+
+_BLOCKS = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
+_NUM_BLOCKS = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p)
 
 
 def _c_scalar(dtype):

@@ -240,3 +240,26 @@ def test_atomics_from_many_blocks_and_threads(atomic_mod, dt, op):
            "min": np.minimum(xs.min(axis=0), 0)}[op]     # S starts at zero
     want = ref.astype(np.int64).astype(s.dtype)     # integer sums wrap like numpy's
     np.testing.assert_array_equal(s.astype(np.float64), want.astype(np.float64))
+
+
+def test_blocks_called_while_another_call_converts_its_arguments(atomic_mod):
+    """The threads above share one kernel; a thread switch can land in the middle of
+    another thread's ctypes argument conversion (the collector running a finaliser
+    there), and a `blocks()` that then reassigned the shared function's `argtypes` freed
+    the converters the interrupted call was reading: that call raised or ran garbage,
+    and a whole block range was lost. The interleaving, made without threads: the args'
+    `_as_parameter_` makes the other call during the conversion."""
+    name, nb, length = "atomic_add_float16", 64, 8
+    x, s = np.ones((nb, length), np.float16), np.zeros(length, np.float16)
+    args = atomic_mod.args_array(name, x, s, nb, length)
+
+    class Interleaved:
+        @property
+        def _as_parameter_(self):
+            atomic_mod.blocks(name, args, 0, 0)        # another thread's (empty) launch
+            [(None, None, None) for _ in range(50)]     # its allocations reuse freed memory
+            return args
+
+    for k in range(nb // 8):
+        atomic_mod.blocks(name, Interleaved(), k * 8, k * 8 + 8)
+    np.testing.assert_array_equal(s, np.full(length, nb, np.float16))

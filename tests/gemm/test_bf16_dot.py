@@ -36,7 +36,7 @@ def dot_machine(monkeypatch):
     the library's kernels are built for it)."""
     machine = replace(cpu_machine.host(), bf16_dot=True)
     monkeypatch.setattr(CpuTarget, "machine", lambda self: machine)
-    monkeypatch.setattr(_build, "_KERNELS", {})
+    monkeypatch.setattr(_build, "_COMPILED", {})
     return machine
 
 

@@ -95,6 +95,17 @@ def test_two_blocks_writing_one_element_is_a_race():
     assert a[0] == 3
 
 
+def test_tile_atomics_from_many_blocks_add_up():
+    """A tile T.atomic_add: the source region converted to the destination's dtype, the
+    two regions walked in step (rows 1-2 of a 2-d fragment onto A[2:4])."""
+    text = kernel('t = T.alloc_fragment((4, 2), "float16")\nT.fill(t, 0.5)\n'
+                  "T.fill(t[1:3, 0:1], T.cast(bx, \"float16\") + 1.25)\n"
+                  "T.atomic_add(A[2:4], t[1:3, 0])", grid="3")
+    a = np.zeros(5, np.float32)
+    run(text, a)
+    np.testing.assert_array_equal(a, [0, 0, 1.25 + 2.25 + 3.25, 1.25 + 2.25 + 3.25, 0])
+
+
 def test_parallel_iterations_touching_one_element_conflict():
     """A scatter through an index table: the frontend cannot tell, the interpreter can."""
     text = kernel('t = T.alloc_fragment((4,), "float32")\nT.clear(t)\n'

@@ -29,9 +29,21 @@ def _module(name: str, defines: dict):
     return parse(read_source(path), path, make_options(defines=defines or None))
 
 
-@pytest.mark.parametrize("name,defines", VARIANTS,
-                         ids=[f"{f}-{'-'.join(f'{k}={v}' for k, v in d.items()) or 'default'}"
-                              for f, d in VARIANTS])
+# in the default suite: attention (the most tiles, their lifetimes overlapping across a
+# masked pipelined loop), split-K GEMM (atomics) and the epilogue whose saving is claimed;
+# every example is planned by test_every_example_is_planned, and the random kernels of
+# test_memory_property run both ways; the other examples run both ways under -m slow
+DEFAULT_SUITE = {("flash_attention.tl", "CAUSAL=True"), ("splitk_gemm.tl", "default"),
+                 ("gemm_epilogue.tl", "default")}
+
+
+def _variant(f: str, d: dict):
+    defines = "-".join(f"{k}={v}" for k, v in d.items()) or "default"
+    marks = () if (f, defines) in DEFAULT_SUITE else (pytest.mark.slow,)
+    return pytest.param(f, d, id=f"{f}-{defines}", marks=marks)
+
+
+@pytest.mark.parametrize("name,defines", [_variant(f, d) for f, d in VARIANTS])
 def test_example_bit_identical_with_and_without_reuse(name, defines):
     libs = [compile_file(EXAMPLES / name, defines=defines or None, memory_reuse=reuse)
             for reuse in (True, False)]

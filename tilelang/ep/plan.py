@@ -77,15 +77,9 @@ class Plan:
     def combine_sources(self) -> tuple[np.ndarray, np.ndarray]:
         """(src_pe, src_base) per rank r the tokens went to: this rank's tokens sit in
         r's combine input from row `recv_start(self.rank, r)` — on r itself when r shares
-        the host, in this rank's staging rows (where MPI put them) when it does not."""
-        pe = np.empty(self.num_ranks, np.int32)
-        base = np.empty(self.num_ranks, np.int32)
-        for r in range(self.num_ranks):
-            if self.local(r):
-                pe[r], base[r] = r, self.recv_start(self.rank, r)
-            else:
-                pe[r], base[r] = self.rank, self.staging_start(r)
-        return pe, base
+        the host, in this rank's staging rows (where MPI put them) when it does not: the
+        rows dispatch wrote them to."""
+        return self.dispatch_targets()
 
 
 __all__ = ["Plan"]

@@ -267,6 +267,18 @@ class ExprMixin(ExprExtMixin, SpreadMixin):
         indices = self.indices(buf, idx_trees, span)
         return Load(buf, indices, buf.dtype, span=span)
 
+    def element_buffer(self, tree, what: str, code, example: str) -> Buffer:
+        """The buffer of `tree`, which must be an element `buf[i, ...]` (the
+        destination of an atomic): `what` names it in the errors, under `code`."""
+        if not (isinstance(tree, Tree) and tree.data == "getitem"):
+            raise fail(code, f"the destination of {what} must be an element `{example}`",
+                       self.spans.of(tree), "not an element")
+        base = self.eval(tree.children[0])
+        if not isinstance(base, BufRef):
+            raise fail(code, f"{what} needs a buffer element, found {describe(base)}",
+                       span_of(base), "not a buffer")
+        return base.buffer
+
     def indices(self, buf: Buffer, idx_trees, span) -> tuple:
         if buf.scope == "var":
             raise fail(CT.INDEX_COUNT, f"`{buf.name}` is a T.alloc_var scalar and takes no "

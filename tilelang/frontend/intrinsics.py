@@ -5,7 +5,7 @@ from __future__ import annotations
 from .. import dtypes
 from ..diagnostics import codes_names as CN, codes_syntax as CS, codes_types as CT
 from ..diagnostics import codes_tileops as C3
-from ..ir.nodes import Const, Binary, Call, Cast, Select
+from ..ir.nodes import Const, Binary, Call, Cast
 from ..language.names import LOOP_ITERS, TILE_OPS, ALLOCS, SUB_BYTE_DTYPES
 from .callargs import Sig, REQUIRED, bind
 from .errors import fail, did_you_mean
@@ -180,14 +180,6 @@ def _floor_op(b, name, tree, span):
     return b.binop(op, b.eval(args["a"]), b.eval(args["b"]), span, span)
 
 
-def _if_then_else(b, name, tree, span):
-    args = bind(Sig("T.if_then_else", (("cond", REQUIRED), ("then", REQUIRED),
-                                       ("otherwise", REQUIRED))), tree, b.spans)
-    cond = b.eval_cond(args["cond"])
-    x, y = unify(b.eval(args["then"]), b.eval(args["otherwise"]), span)
-    return Select(cond, x, y, x.dtype, span=span)
-
-
 def _infinity(b, name, tree, span):
     args = bind(Sig("T.infinity", (("dtype", REQUIRED),)), tree, b.spans)
     dtype = dtype_of(b.eval(args["dtype"]))
@@ -226,7 +218,7 @@ def _kernel_value(b, name, tree, span):
 _HANDLERS = {n: _float_math for n in FLOAT_MATH}
 _HANDLERS.update(abs=_abs, ceildiv=_ceildiv, align_up=_align_up, max=_minmax, min=_minmax, floordiv=_floor_op,
                  floormod=_floor_op,
-                 if_then_else=_if_then_else, infinity=_infinity, cast=_cast,
+                 infinity=_infinity, cast=_cast,
                  dynamic=_declaration, symbolic=_declaration, Tensor=_declaration,
                  Buffer=_declaration, prim_func=_declaration, macro=_declaration,
                  Kernel=_kernel_value, get_rank=_rank_query, get_num_ranks=_rank_query,

@@ -174,12 +174,17 @@ def _block_binding(b, name, tree, span):
     return replace(block_vars[dim], span=span)
 
 
+# the parameter names of each spelling (T.Select is TVM's)
+_SELECT_PARAMS = {"if_then_else": ("cond", "then", "otherwise"),
+                  "Select": ("cond", "true_value", "false_value")}
+
+
 def _select(b, name, tree, span):
-    """`T.Select(cond, a, b)` (TVM's spelling of T.if_then_else)."""
-    args = bind(Sig(f"T.{name}", (("cond", REQUIRED), ("true_value", REQUIRED),
-                                  ("false_value", REQUIRED))), tree, b.spans)
-    cond = b.eval_cond(args["cond"])
-    x, y = unify(b.eval(args["true_value"]), b.eval(args["false_value"]), span)
+    """`T.if_then_else(cond, then, otherwise)`, `T.Select(cond, true_value, false_value)`."""
+    params = _SELECT_PARAMS[name]
+    args = bind(Sig(f"T.{name}", tuple((p, REQUIRED) for p in params)), tree, b.spans)
+    cond = b.eval_cond(args[params[0]])
+    x, y = unify(b.eval(args[params[1]]), b.eval(args[params[2]]), span)
     return Select(cond, x, y, x.dtype, span=span)
 
 
@@ -199,7 +204,7 @@ def method_call(b, method, tree, span):
 HANDLERS = {n: _float_unary for n in ("sin", "cos", "tan", "round", "trunc")}
 HANDLERS.update(pow=_pow, Cast=_cast_dtype_first, clamp=_clamp, truncdiv=_trunc_op, truncmod=_trunc_op, dtype=_dtype,
                 const=_eager_only, empty=_eager_only, reinterpret=_reinterpret,
-                Select=_select, get_block_binding=_block_binding)
+                Select=_select, if_then_else=_select, get_block_binding=_block_binding)
 HANDLERS["tir.const"] = _tir_const
 HANDLERS.update({n: (lambda b, name, tree, span: b.bit_atomic(name, span))
                  for n in ("atomic_or", "atomic_and", "atomic_xor")})

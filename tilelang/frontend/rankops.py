@@ -165,14 +165,7 @@ class RankOpMixin:
         args = bind(Sig(name, (("dst", REQUIRED), ("value", REQUIRED)) + extra), tree,
                     self.spans)
         target = self._strip_address(args["dst"])
-        if not (isinstance(target, Tree) and target.data == "getitem"):
-            raise fail(CR.BAD_RANK_OP, f"the destination of {name} must be an element "
-                       "`x[i]`", self.spans.of(target), "not an element")
-        base = self.eval(target.children[0])
-        if not isinstance(base, BufRef):
-            raise fail(CR.BAD_RANK_OP, f"{name} needs a buffer element, found "
-                       f"{describe(base)}", span_of(base), "not a buffer")
-        buf = base.buffer
+        buf = self.element_buffer(target, name, CR.BAD_RANK_OP, "x[i]")
         if not dtypes.is_int(buf.dtype) or buf.dtype == "bool":
             raise fail(CR.BAD_RANK_OP, f"{name} returning the previous value needs an "
                        f"integer tensor, `{buf.name}` is {buf.dtype}", self.spans.of(target),

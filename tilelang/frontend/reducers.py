@@ -5,10 +5,6 @@ from many T.Parallel iterations: a reducer's updates are reduced on both targets
 `acc[i] += x[i, j]` is). `T.finalize_reducer(acc, result)` copies it (tileops.py)."""
 from __future__ import annotations
 
-import math
-
-import numpy as np
-
 from .. import dtypes
 from ..diagnostics import codes_tileops as C3
 from ..ir.nodes import Binary, Const, Fill, Load, Store
@@ -46,7 +42,7 @@ class ReducerMixin:
         buf = spec.buffer
         seed = None if args["value"] is None else self.eval(args["value"])
         if seed is None or isinstance(seed, NoneVal):
-            value = _identity(op, buf.dtype, span)
+            value = Const(dtypes.reduction_identity(op, buf.dtype), buf.dtype, span=span)
         else:
             value = self.value_for(buf, seed)
         return Fill(spec.region(spec.extents or tuple(buf.shape)), value, span=span)
@@ -66,15 +62,6 @@ class ReducerMixin:
         combined = Binary({"sum": "+", "max": "max", "min": "min"}[op], old, value,
                           buf.dtype, span=span)
         return Store(buf, idx, combined, span=span)
-
-
-def _identity(op, dtype, span):
-    if op == "sum":
-        return Const(0.0 if dtypes.is_float(dtype) else 0, dtype, span=span)
-    if dtypes.is_float(dtype):
-        return Const(-math.inf if op == "max" else math.inf, dtype, span=span)
-    info = np.iinfo(dtype)
-    return Const(int(info.min if op == "max" else info.max), dtype, span=span)
 
 
 __all__ = ["ReducerMixin", "REDUCER_OPS"]

@@ -257,14 +257,7 @@ class TileOpMixin:
         if self._is_tile(dst_tree):         # a scalar into every element (atomics.py)
             dst = region_arg(self, dst_tree, f"the destination of {name}")
             return self.tile_atomic_scalar(op, dst, self.eval(value_tree), span)
-        if not (isinstance(dst_tree, Tree) and dst_tree.data == "getitem"):
-            raise fail(C3.BAD_ATOMIC, f"the destination of {name} must be an element "
-                       "`C[i, j]`", self.spans.of(dst_tree), "not an element")
-        base = self.eval(dst_tree.children[0])
-        if not isinstance(base, BufRef):
-            raise fail(C3.BAD_ATOMIC, f"{name} needs a buffer element, found "
-                       f"{describe(base)}", span_of(base), "not a buffer")
-        buf = base.buffer
+        buf = self.element_buffer(dst_tree, name, C3.BAD_ATOMIC, "C[i, j]")
         idx = self.indices(buf, dst_tree.children[1].children, self.spans.of(dst_tree))
         value = self.value_for(buf, self.eval(value_tree))
         return Atomic(op, buf, idx, value, span=span)

@@ -10,17 +10,25 @@ import threading
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _LOCK = threading.Lock()
-_KERNELS: dict = {}
+_COMPILED: dict = {}
+
+
+def compiled_once(path: str, defines: dict, finish):
+    """`finish(tilelang.compile(path, defines))`, computed on the first call for this
+    (path, defines) in the process, the same object afterwards."""
+    key = (path, tuple(sorted(defines.items())))
+    with _LOCK:
+        if key not in _COMPILED:
+            import tilelang
+            _COMPILED[key] = finish(tilelang.compile(path, defines=dict(defines)))
+        return _COMPILED[key]
+
+
+def _compiled_now(k):
+    k.compile()
+    return k
 
 
 def kernel(filename: str, **defines):
     """The compiled kernel of `tilelang/ops/<filename>` with `defines` as -D constants."""
-    key = (filename, tuple(sorted(defines.items())))
-    with _LOCK:
-        k = _KERNELS.get(key)
-        if k is None:
-            import tilelang
-            k = tilelang.compile(os.path.join(_HERE, filename), defines=dict(defines))
-            k.compile()
-            _KERNELS[key] = k
-    return k
+    return compiled_once(os.path.join(_HERE, filename), defines, _compiled_now)

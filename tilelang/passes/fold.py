@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from .. import dtypes
+from ..dtypes import int_range
 from ..ir import Const, Binary, Unary, Call, Cast
 from ..ir.nodes import BIT_INTRINSICS
 
@@ -235,9 +236,3 @@ def fold_bitcast(e) -> Const | None:
     return make_const(value, e.dtype, e.span)
 
 
-def int_range(dtype: str) -> tuple[int, int]:
-    """The smallest and largest value of an integer dtype."""
-    n = dtypes.bits(dtype)
-    if dtypes.is_signed(dtype):
-        return -(1 << (n - 1)), (1 << (n - 1)) - 1
-    return 0, (1 << n) - 1

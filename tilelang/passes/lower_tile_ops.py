@@ -19,7 +19,7 @@ from ..ir import (Expr, Const, Var, Binary, Call, Cast, Load, Select, Stmt, Seq,
                   For, If, Region, Copy, Gemm, Fill, Reduce, TileAtomic, Module, PrimFunc,
                   rewrite)
 from ..ir.canon import canonicalize
-from .fold import make_const, int_range
+from .fold import make_const
 from .names import NameSupply, names_in
 
 _LOOP_NAMES = ("i", "j", "k", "l", "m", "n")
@@ -261,14 +261,9 @@ def _reduced_indices(op: Reduce, ivars: list[Var]) -> tuple[Expr, ...]:
 
 
 def _identity(kind: str, dtype: str, op: Reduce) -> Expr:
-    if kind in ("sum", "abssum", "absmax"):
-        return make_const(0, dtype)
-    if dtypes.is_float(dtype):
-        return make_const(float("-inf") if kind == "max" else float("inf"), dtype)
-    if dtypes.is_int(dtype):
-        lo, hi = int_range(dtype)
-        return make_const(lo if kind == "max" else hi, dtype)
-    raise InternalError(f"{op.span}: reduce_{kind} into a {dtype} buffer")
+    if dtypes.is_bool(dtype):
+        raise InternalError(f"{op.span}: reduce_{kind} into a {dtype} buffer")
+    return make_const(dtypes.reduction_identity(kind, dtype), dtype)
 
 
 __all__ = ["lower_tile_ops"]

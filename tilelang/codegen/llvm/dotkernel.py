@@ -29,9 +29,9 @@ from llvmlite import ir
 
 from ...ir.nodes import Binary, Cast, Const, For, Load, Store, Var
 from .convert import intrinsic
-from .microkernel import (_contiguous, _reads, _uses, accumulate_over_k, c_rows_prefetch,
-                          register_tile_nest)
-from .types import I32, I64, compute_type
+from .microkernel import (TileEmitter, _contiguous, _reads, _uses, accumulate_over_k,
+                          c_rows_prefetch, register_tile_nest)
+from .types import I32, I64
 
 _K_UNROLL = 2
 
@@ -146,23 +146,15 @@ def _lanes(nr: int) -> int | None:
 
 # ----------------------------------------------------------------------------- emission
 
-class _DotEmitter:
+class _DotEmitter(TileEmitter):
     def __init__(self, em, tile: _DotTile):
-        self.em, self.t = em, tile
+        super().__init__(em, tile)
         self.lanes = _lanes(tile.nr)
         self.pieces = tile.nr // self.lanes
         self.acc_ty = ir.VectorType(ir.FloatType(), self.lanes)
         self.pair_ty = ir.VectorType(BF16, 2 * self.lanes)
         self.dot = intrinsic(em.b.module, f"llvm.x86.avx512bf16.dpbf16ps.{32 * self.lanes}",
                              self.acc_ty, [self.acc_ty, self.pair_ty, self.pair_ty])
-
-    @property
-    def b(self) -> ir.IRBuilder:
-        return self.em.b
-
-    def bind(self, var: Var | None, value: int) -> None:
-        if var is not None:
-            self.em.ctx.env[var] = ir.Constant(compute_type(var.dtype), value)
 
     def address(self, load_or_store, jj: int = 0):
         self.bind(self.t.jj, jj)

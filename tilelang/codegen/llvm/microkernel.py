@@ -169,17 +169,11 @@ def _chunk(nr: int) -> int:
     return nr if nr & (nr - 1) == 0 else nr & -nr
 
 
-class _Emitter:
-    def __init__(self, em, tile: _Tile):
+class TileEmitter:
+    """What the register-tile emitters (here, dotkernel.py) share: the statement
+    emitter `em`'s builder, and binding the tile's unrolled loop variables."""
+    def __init__(self, em, tile):
         self.em, self.t = em, tile
-        self.dtype = tile.store.buffer.dtype
-        self.scalar = compute_type(self.dtype)
-        self.width = _chunk(tile.nr)
-        self.chunks = tile.nr // self.width
-        self.vec = ir.VectorType(self.scalar, self.width)
-        suffix = "f64" if self.dtype == "float64" else "f32"
-        self.fma = intrinsic(em.b.module, f"llvm.fma.v{self.width}{suffix}", self.vec,
-                             [self.vec] * 3)
 
     @property
     def b(self) -> ir.IRBuilder:
@@ -188,6 +182,19 @@ class _Emitter:
     def bind(self, var: Var | None, value: int) -> None:
         if var is not None:
             self.em.ctx.env[var] = ir.Constant(compute_type(var.dtype), value)
+
+
+class _Emitter(TileEmitter):
+    def __init__(self, em, tile: _Tile):
+        super().__init__(em, tile)
+        self.dtype = tile.store.buffer.dtype
+        self.scalar = compute_type(self.dtype)
+        self.width = _chunk(tile.nr)
+        self.chunks = tile.nr // self.width
+        self.vec = ir.VectorType(self.scalar, self.width)
+        suffix = "f64" if self.dtype == "float64" else "f32"
+        self.fma = intrinsic(em.b.module, f"llvm.fma.v{self.width}{suffix}", self.vec,
+                             [self.vec] * 3)
 
     def vector_ptr(self, buf, indices, chunk: int = 0):
         """Address of the first lane of accumulator vector `chunk` (jj = chunk * width)

@@ -123,21 +123,25 @@ class VecLowering:
         base = self.em.tile(name)
         return Tile(base.buf, base.stage, dims, box)
 
-    def _access(self, node, name: str, indices):
+    def _access(self, node, name: str, indices, constants: bool = False):
         """(static sub-box or None, domain dims) of an on-chip access at indices of the
-        form `var`, `var + c` or `var - c` (var a loop variable of the nest)."""
+        form `var`, `var + c` or `var - c` (var a loop variable of the nest); with
+        `constants`, a constant index too, a unit extent of no dim (`acc[0] += ...`)."""
         shape = self.em.buffers[name].shape
         box, dims = [], []
         for ix, n in zip(indices, shape):
             var, off = self._var_offset(ix)
-            if var is None:
+            if var is not None:
+                ext = self.shape[self.dom[var]]
+                dims.append(self.dom[var])
+            elif constants and isinstance(ix, Const):
+                off, ext = int(ix.value), 1
+            else:
                 raise unsupported(node, "on-chip indices inside T.Parallel other than "
                                         "`loop variable [+ constant]`")
-            ext = self.shape[self.dom[var]]
             if off < 0 or off + ext > n:
                 raise unsupported(node, f"T.Parallel access outside `{name}`")
             box.append((off, ext))
-            dims.append(self.dom[var])
         whole = all(o == 0 and x == n for (o, x), n in zip(box, shape))
         return (None if whole else tuple(box)), tuple(dims)
 

@@ -17,10 +17,7 @@ with whole tiles (more instructions than the CPU needs, same results):
 """
 from __future__ import annotations
 
-import math
-
-import numpy as np
-
+from ... import dtypes
 from ...diagnostics import TileLangError
 from ...ir.nodes import Atomic, Binary, Const, If, Let, Load, Select, Seq, Store, Unary, Var
 from ...targets.tcsim.isa import Glob, Tile
@@ -215,14 +212,8 @@ def _accumulated(s):
 
 
 def _identity(op, dtype) -> Const:
-    """The value that leaves an accumulation unchanged (the integer range's end for
-    max / min of integers)."""
-    if op == "+" or dtype == "bool":
-        return Const(0, dtype)
-    if dtype.startswith(("int", "uint")):
-        info = np.iinfo(dtype)
-        return Const(int(info.min if op == "max" else info.max), dtype)
-    return Const(-math.inf if op == "max" else math.inf, dtype)
+    """The value that leaves an accumulation unchanged."""
+    return Const(dtypes.reduction_identity(op, dtype), dtype)
 
 
 def is_accumulation(v, s) -> bool:
@@ -242,25 +233,6 @@ def is_accumulation(v, s) -> bool:
     return dims == sorted(set(dims)) and len(dims) < len(v.shape)
 
 
-def _accumulation_box(v, s, name):
-    """(box, kept domain dims) of an accumulation's store: `loop var [+ c]` indices
-    span their dim, constant ones a unit extent."""
-    shape = v.em.buffers[name].shape
-    box, kept = [], []
-    for ix, n in zip(s.indices, shape):
-        var, off = v._var_offset(ix)
-        if var is None:
-            off, ext = int(ix.value), 1
-        else:
-            ext = v.shape[v.dom[var]]
-            kept.append(v.dom[var])
-        if off < 0 or off + ext > n:
-            raise unsupported(s, f"T.Parallel access outside `{name}`")
-        box.append((off, ext))
-    whole = all(o == 0 and x == n for (o, x), n in zip(box, shape))
-    return (None if whole else tuple(box)), tuple(kept)
-
-
 def accumulate(v, s, guard) -> None:
     """The added values over the domain, reduced over the dims the store misses (the
     innermost first), the last reduction accumulating into the store's box (`acc=1`);
@@ -272,7 +244,7 @@ def accumulate(v, s, guard) -> None:
     if v.em.buffers[name].level not in v.st.plan.vec:
         raise unsupported(s, f"element stores to `{name}`, which the vector unit of "
                              f"{v.st.plan.cfg.name} cannot reach")
-    box, kept = _accumulation_box(v, s, name)
+    box, kept = v._access(s, name, s.indices, constants=True)
     src = v.temp(s.buffer.dtype)
     v.compute(Tile(src), src, value)
     shape = list(v.shape)

@@ -65,19 +65,25 @@ def _scatter(m, buf, idx, value: V, span, region=None) -> None:
 
 # ----------------------------------------------------------------------------- copy, fill
 
-def copy(m, op) -> None:
+def _moved(m, op, name: str):
+    """(dst buffer, dst indices, op.src's values in dst's dtype) of a tile op that moves
+    one region onto another (T.copy, a tile T.atomic_*), the two walked in step."""
     _top_level(m, op)
     src, s_starts = _region(m, op.src)
     dst, d_starts = _region(m, op.dst)
     s_axes, d_axes = _axes(op.src), _axes(op.dst)
     extents = [op.dst.extents[d] for d in d_axes]
     if extents != [op.src.extents[d] for d in s_axes]:
-        raise NotSupported(f"T.copy regions disagree: {op.src.extents} vs {op.dst.extents}")
+        raise NotSupported(f"{name} regions disagree: {op.src.extents} vs {op.dst.extents}")
     value = _gather(m, src, _grid_indices(s_starts, op.src.extents, s_axes, extents), op.span,
                     op.src)
-    value = convert(value, dst.dtype, op.span)
-    _scatter(m, dst, _grid_indices(d_starts, op.dst.extents, d_axes, extents), value, op.span,
-             op.dst)
+    idx = _grid_indices(d_starts, op.dst.extents, d_axes, extents)
+    return dst, idx, convert(value, dst.dtype, op.span)
+
+
+def copy(m, op) -> None:
+    dst, idx, value = _moved(m, op, "T.copy")
+    _scatter(m, dst, idx, value, op.span, op.dst)
 
 
 def fill(m, op) -> None:
@@ -175,14 +181,7 @@ def _take(v: V, dim: int, k: int) -> V:
 
 
 def _identity(kind: str, dtype: str, shape, magnitudes: bool) -> V:
-    if kind in ("sum", "abssum", "absmax"):
-        value = 0
-    elif dtypes.is_float(dtype):
-        value = float("-inf") if kind == "max" else float("inf")
-    else:
-        info = np.iinfo(dtypes.numpy_dtype(dtype))
-        value = int(info.min) if kind == "max" else int(info.max)
-    c = const(value, dtype, magnitudes)
+    c = const(dtypes.reduction_identity(kind, dtype), dtype, magnitudes)
     mag = None if c.mag is None else np.zeros(shape)
     return V(np.broadcast_to(c.a, shape).copy(), dtype, None, mag)
 
@@ -190,15 +189,7 @@ def _identity(kind: str, dtype: str, shape, magnitudes: bool) -> V:
 # ----------------------------------------------------------------------------- atomics
 
 def tile_atomic(m, op) -> None:
-    _top_level(m, op)
-    src, s_starts = _region(m, op.src)
-    dst, d_starts = _region(m, op.dst)
-    s_axes, d_axes = _axes(op.src), _axes(op.dst)
-    extents = [op.dst.extents[d] for d in d_axes]
-    value = _gather(m, src, _grid_indices(s_starts, op.src.extents, s_axes, extents), op.span,
-                    op.src)
-    value = convert(value, dst.dtype, op.span)
-    idx = _grid_indices(d_starts, op.dst.extents, d_axes, extents)
+    dst, idx, value = _moved(m, op, f"T.atomic_{op.op}")
     atomic_update(m, dst, op.op, idx, value, _within_limits(m, op.dst, idx), op.span)
 
 

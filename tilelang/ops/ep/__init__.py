@@ -4,25 +4,19 @@ through the disk cache. `tilelang.ep.Buffer` sequences them; this module only co
 from __future__ import annotations
 
 import os
-import threading
+
+from .._build import compiled_once
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
-_LOCK = threading.Lock()
-_LIBS: dict = {}
 
 
 def library(name: str, **defines):
     """The compiled kernels of `<name>.tl` (a Library: kernels by name)."""
-    key = (name, tuple(sorted(defines.items())))
-    with _LOCK:
-        lib = _LIBS.get(key)
-        if lib is None:
-            import tilelang
-            lib = tilelang.compile(os.path.join(_HERE, f"{name}.tl"), defines=dict(defines))
-            if hasattr(lib, "library"):            # a file of one kernel: its library
-                lib = lib.library()
-            _LIBS[key] = lib
-    return lib
+    return compiled_once(os.path.join(_HERE, f"{name}.tl"), defines, _as_library)
+
+
+def _as_library(lib):
+    return lib.library() if hasattr(lib, "library") else lib    # a file of one kernel
 
 
 def layout_kernels():
