@@ -172,7 +172,9 @@ def _timing_loop(sim) -> None:
                             obj.step(t)
                             continue
                         eng = obj.engines[code[pc].engine]
-                        if u > t and not (early and full_past(eng, u, share)):
+                        # (a scalar load the region issued may land later: no early block)
+                        if u > t and not (early and not obj.loading and
+                                          full_past(eng, u, share)):
                             _push(times, at, u, (STEP, obj, None))
                         else:
                             obj.blocked = ("queue", eng)
