@@ -2,8 +2,9 @@
 start (the bytes it moves, its L2 hits and misses, a multicast's rendezvous), its phases
 through the bandwidth pools (bandwidth.py: the HBM misses first, then the L2 hits), and
 its end, `dma_latency` before it completes. The hot path of memory-bound kernels: what
-an instruction's starts read of the instruction and its tensor is taken once a run, and
-a timing run takes the path through closures over its state (`timing_path`)."""
+an instruction's starts read of the instruction and its tensor is taken once a run, a
+start is a closure over the run's state (`dma_start`), and a timing run's try and pool
+event are too (`timing_path`)."""
 from __future__ import annotations
 
 import heapq
@@ -33,68 +34,6 @@ class DmaPath:
                 math.prod(d.box[:-1]), d.box[-1] * d.esize, _aligned_to(d.box))
         self.dma_info[d.index] = info
         return info
-
-    def _start_dma(self, core, eng, op, now: float) -> None:
-        d = op.di
-        info = self.dma_info[d.index] or self._dma_info(d)
-        name, shape, esize, box, elems, load, to_smem, mcast, gather, box_ok = info[:10]
-        starts = op.starts
-        stops = op.stops
-        if stops is None:               # the usual DMA: its whole box, no masked tail
-            inb = elems if info[10](starts) else nx.inbounds_elems(starts, box, shape)
-        else:                           # what the DMA really moves, and the tensor's part
-            inb = nx.inbounds_elems(starts, box, nx.clip_shape(shape, stops))
-            box = nx.stopped_box(starts, box, stops)
-            box_ok = min(box) > 0
-        nbytes = inb * esize
-        op.nbytes = elems * esize               # a box's arrival counts all of it
-        if load:
-            if inb != elems:
-                useful_load(core.valid, d.tiles[0], op.stages[0], starts, d.box,
-                            shape if stops is None else nx.clip_shape(shape, stops))
-            elif core.valid:
-                core.valid.pop((d.tiles[0].buf, op.stages[0]), None)
-        counts = self.bytes
-        if to_smem:
-            counts["smem"] += nbytes
-        if not eng.transfers:
-            eng.data_since = now
-            eng.data_moved = 0
-        eng.transfers += 1
-        eng.data_moved += nbytes
-        eng.data_active = eng.transfers >= eng.max_transfers
-        op.data_start = now
-        op.moved = nbytes
-        job = op
-        if mcast:
-            job = self._join_multicast(core, op, now)
-            if job is None:
-                return                        # the engine waits for the cluster
-        sector = self.sector
-        if load:
-            hit, miss = self.l2.access(name, shape, esize, starts, box) if box_ok else (0, 0)
-            fetched = miss * sector
-            counts["l2_read"] += nbytes
-            counts["hbm_read"] += fetched
-            if gather:
-                counts["gather"] += nbytes
-            # the missed sectors come from HBM, then the rest from L2
-            if not hit:
-                if fetched:
-                    self.hbm.add(now, fetched, job, None)
-                else:
-                    self._landed(job, now)
-            elif not miss:
-                self.l2pool.add(now, nbytes, job, None)
-            else:
-                self.hbm.add(now, fetched, job, (self.l2pool, nbytes * hit / (hit + miss)))
-        else:
-            written = sectors(shape, esize, starts, box, sector) * sector
-            counts["hbm_write"] += written
-            if written:
-                self.hbm.add(now, written, job, None)
-            else:
-                self._landed(job, now)
 
     def _landed(self, job, now: float) -> None:
         """A DMA's data has moved through its pools (a multicast: every block's copy)."""
@@ -169,27 +108,23 @@ class DmaPath:
         self.try_start(eng, now)
 
 
-def timing_path(sim):
-    """(try_start, pool_event): `Simulator.try_start` and `DmaPath._pool_event` of a
-    timing run (no numerics, hazards or trace) as closures over the run's state (a
-    DMA's start is `start` here, its data_end written into `pool_event`) — the same
-    decisions in the same order, with fewer calls and attribute reads. With one block slot
-    a core's MMA / VEC engines start in events.try_fixed, so `try_start` here sees
-    DMA engines, whose `busy_until` stays 0 (only fixed-cost starts set it)."""
-    at, times = sim.at, sim.times
-    heappush = heapq.heappush
+def dma_start(sim):
+    """`start(core, eng, op, now)`: a DMA's start (the bytes it moves, its L2 hits and
+    misses, a multicast's rendezvous, its first pool phase) as a closure over the run's
+    state, which every run installs as `Simulator._start_dma` (a memory-bound kernel's
+    hot path: few calls and attribute reads)."""
     hbm, l2pool = sim.hbm, sim.l2pool
     l2 = sim.l2
     l2_access, tiled, new_tile = l2.access, l2.tiled, l2._miss_tile
     counts = sim.bytes
     dma_info, info_of = sim.dma_info, sim._dma_info
-    sector, latency, port = sim.sector, sim.dma_latency, sim.port
-    join, deferred, landed = sim._join_multicast, sim.deferred, sim._landed
+    sector = sim.sector
+    join, landed = sim._join_multicast, sim._landed
     inbounds, clip, stopped = nx.inbounds_elems, nx.clip_shape, nx.stopped_box
 
     def start(core, eng, op, now: float) -> None:
-        """DmaPath._start_dma over the closure's bindings (the same steps in the same
-        order), a tiled tensor's L2 stamps met inline."""
+        """Start `op`'s transfer on DMA engine `eng` at `now` (a tiled tensor's L2 stamps
+        met inline: L2.access's decisions for its usual boxes)."""
         d = op.di
         (name, shape, esize, box, elems, load, to_smem, mcast, gather, box_ok, inside, rows,
          span, aligned) = dma_info[d.index] or info_of(d)
@@ -273,6 +208,22 @@ def timing_path(sim):
                 hbm.add(now, written, job, None)
             else:
                 landed(job, now)
+
+    return start
+
+
+def timing_path(sim):
+    """(try_start, pool_event): `Simulator.try_start` and `DmaPath._pool_event` of a
+    timing run (no numerics, hazards or trace) as closures over the run's state (a
+    DMA's start is `dma_start`'s, its data_end written into `pool_event`) — the same
+    decisions in the same order, with fewer calls and attribute reads. With one block slot
+    a core's MMA / VEC engines start in events.try_fixed, so `try_start` here sees
+    DMA engines, whose `busy_until` stays 0 (only fixed-cost starts set it)."""
+    at, times = sim.at, sim.times
+    heappush = heapq.heappush
+    hbm, l2pool = sim.hbm, sim.l2pool
+    start = sim._start_dma
+    deferred, latency, port = sim.deferred, sim.dma_latency, sim.port
 
     def push_try(eng, t: float) -> None:
         events = at.get(t)                  # Simulator.push, written out

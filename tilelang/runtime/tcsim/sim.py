@@ -137,8 +137,9 @@ class Simulator(DmaPath):
         for gang in self.gangs:
             self._next(gang, 0.0)
         from . import events
+        from .dma import dma_start, timing_path
+        self._start_dma = dma_start(self)
         if not self.functional and self.hazards is None and self.trace is None:
-            from .dma import timing_path
             self.try_start, self._pool_event = timing_path(self)
             events.run_timing(self)
         else:
