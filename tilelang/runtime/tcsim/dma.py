@@ -3,8 +3,8 @@ start (the bytes it moves, its L2 hits and misses, a multicast's rendezvous), it
 through the bandwidth pools (bandwidth.py: the HBM misses first, then the L2 hits), and
 its end, `dma_latency` before it completes. The hot path of memory-bound kernels: what
 an instruction's starts read of the instruction and its tensor is taken once a run, a
-start is a closure over the run's state (`dma_start`), and a timing run's try and pool
-event are too (`timing_path`)."""
+start and a pool's event are closures over the run's state (`dma_start`, `pool_events`),
+and so is a timing run's try (`timing_try`)."""
 from __future__ import annotations
 
 import heapq
@@ -65,29 +65,6 @@ class DmaPath:
             if eng.transfers == 1:                     # its busy period starts now
                 eng.data_since = now
         return tuple(group)
-
-    def _pool_event(self, pool, now: float) -> None:
-        """A pool's transfers that are done go on to their next phase or land. Where
-        several land (several engines may start a transfer each), the pools' posts
-        meanwhile are deferred (Pool.deferred) and placed at the end."""
-        data_end = self.data_end
-        done = pool.pop_done(now)
-        defer = len(done) > 1 or (done and done[0][2].__class__ is tuple)
-        if defer:
-            self.hbm.deferred = self.l2pool.deferred = self.deferred
-        for _, _, job, rest in done:
-            if rest is not None:
-                rest[0].add(now, rest[1], job, None)
-            elif job.__class__ is tuple:
-                for op in job:
-                    data_end(op, now)
-            else:
-                data_end(job, now)
-        if defer:
-            self.hbm.deferred = self.l2pool.deferred = None
-            if self.deferred:
-                flush(self.deferred, self.at, self.times)
-        pool.post()
 
     def data_end(self, op, now: float) -> None:
         eng = op.eng
@@ -212,18 +189,15 @@ def dma_start(sim):
     return start
 
 
-def timing_path(sim):
-    """(try_start, pool_event): `Simulator.try_start` and `DmaPath._pool_event` of a
-    timing run (no numerics, hazards or trace) as closures over the run's state (a
-    DMA's start is `dma_start`'s, its data_end written into `pool_event`) — the same
-    decisions in the same order, with fewer calls and attribute reads. With one block slot
-    a core's MMA / VEC engines start in events.try_fixed, so `try_start` here sees
-    DMA engines, whose `busy_until` stays 0 (only fixed-cost starts set it)."""
+def timing_try(sim):
+    """`Simulator.try_start` of a timing run (no numerics, hazards or trace) as a closure
+    over the run's state — the same decisions in the same order, with fewer calls and
+    attribute reads. With one block slot a core's MMA / VEC engines start in
+    events.try_fixed, so the one-slot try here sees DMA engines, whose `busy_until` stays
+    0 (only fixed-cost starts set it)."""
     at, times = sim.at, sim.times
     heappush = heapq.heappush
-    hbm, l2pool = sim.hbm, sim.l2pool
     start = sim._start_dma
-    deferred, latency, port = sim.deferred, sim.dma_latency, sim.port
 
     def push_try(eng, t: float) -> None:
         events = at.get(t)                  # Simulator.push, written out
@@ -332,10 +306,23 @@ def timing_path(sim):
             else:
                 fixed_start(core, eng, op, now)
 
-    try_start = try_one if sim.resident == 1 else try_multi
+    return try_one if sim.resident == 1 else try_multi
+
+
+def pool_events(sim):
+    """`pool_event(pool, now)`: a pool's event as a closure over the run's state, its
+    landed DMAs' engines tried again by `sim.try_start` as it stands (a timing run's
+    `timing_try`, or the simulator's own)."""
+    at, times = sim.at, sim.times
+    heappush = heapq.heappush
+    hbm, l2pool, try_start = sim.hbm, sim.l2pool, sim.try_start
+    deferred, latency, port = sim.deferred, sim.dma_latency, sim.port
 
     def pool_event(pool, now: float) -> None:
-        """DmaPath._pool_event, each landing op's data_end written out."""
+        """A pool's transfers that are done go on to their next phase or land (each
+        landing op's DmaPath.data_end written out). Where several land (several engines
+        may start a transfer each), the pools' posts meanwhile are deferred
+        (Pool.deferred) and placed at the end."""
         done = pool.pop_done(now)
         defer = len(done) > 1 or (done and done[0][2].__class__ is tuple)
         if defer:
@@ -367,7 +354,7 @@ def timing_path(sim):
                 flush(deferred, at, times)
         pool.post()
 
-    return try_start, pool_event
+    return pool_event
 
 
 def _inside(shape, box):

@@ -137,10 +137,13 @@ class Simulator(DmaPath):
         for gang in self.gangs:
             self._next(gang, 0.0)
         from . import events
-        from .dma import dma_start, timing_path
+        from .dma import dma_start, pool_events, timing_try
+        timing = not self.functional and self.hazards is None and self.trace is None
         self._start_dma = dma_start(self)
-        if not self.functional and self.hazards is None and self.trace is None:
-            self.try_start, self._pool_event = timing_path(self)
+        if timing:
+            self.try_start = timing_try(self)
+        self._pool_event = pool_events(self)      # tries engines by the try just set
+        if timing:
             events.run_timing(self)
         else:
             events.run_general(self)
