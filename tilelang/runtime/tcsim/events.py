@@ -79,8 +79,6 @@ def _timing_loop(sim) -> None:
     resume = _resumer(sim)
     start_fixed = _fixed_starter(sim, resume)
     code, depth = sim.code, sim.cfg.queue_depth
-    early = machine.EARLY_BLOCK
-    full_past, share = machine.full_past, sim.transfer_share
     try_k, done_k, step_k = TRY, DONE, STEP        # locals: read once per event
     core_cls = Core
     while times:
@@ -160,25 +158,8 @@ def _timing_loop(sim) -> None:
                         # there comes back to find it so): it blocks, nothing else
                         obj.blocked = ("queue", obj.engines[d.engine])
                         obj.t = obj.blocked_since = t
-                    elif d.block is None:
-                        obj.step(t)
                     else:
-                        # resume (_resumer) written out: the compiled region from pc
-                        fn, end = d.block
-                        pc, u, n = fn(obj, obj.regs, t)
-                        sim.instructions += n
-                        obj.pc, obj.t = pc, u
-                        if pc == end:
-                            obj.step(t)
-                            continue
-                        eng = obj.engines[code[pc].engine]
-                        # (a scalar load the region issued may land later: no early block)
-                        if u > t and not (early and not obj.loading and
-                                          full_past(eng, u, share)):
-                            _push(times, at, u, (STEP, obj, None))
-                        else:
-                            obj.blocked = ("queue", eng)
-                            obj.blocked_since = u
+                        resume(obj, d, t)
             elif arg == obj.version:
                 pool_event(obj, t)
         del at[t]
