@@ -160,6 +160,25 @@ def test_a_unit_at_a_full_dma_queue_blocks_while_the_transfer_cannot_end(monkeyp
     assert taken
 
 
+def test_a_unit_at_a_halt_blocks_while_its_work_cannot_have_drained(monkeypatch):
+    """A unit reaching HALT ahead of the clock, with an instruction still queued that
+    cannot complete by the unit's time, blocks at once instead of coming back to find
+    its work in flight: taken in a streaming kernel, every figure pinned (with
+    EARLY_BLOCK off, the shortcut test above, it comes back)."""
+    from tilelang.runtime.tcsim import machine
+    build, args, kw = CASES["vector_add"]
+    taken = []
+    busy_past = machine.Core._busy_past
+
+    def spy(core, t, now):
+        out = busy_past(core, t, now)
+        taken.append(out)
+        return out
+    monkeypatch.setattr(machine.Core, "_busy_past", spy)
+    assert figures(run(build(), *args(), mode="timing", **kw)) == PINNED["vector_add"]
+    assert any(taken)
+
+
 def _branchy():
     """A loop whose body fills the vector queue inside both arms of an IF / ELSE (the
     scalar unit resumes inside a then-branch and an else-branch) and after it."""

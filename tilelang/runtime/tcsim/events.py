@@ -16,6 +16,7 @@ import heapq
 
 from .errors import SimError
 from . import machine
+from .decode import K_HALT
 from .machine import DONE, STEP, TRY, Core
 
 
@@ -80,6 +81,7 @@ def _timing_loop(sim) -> None:
     start_fixed = _fixed_starter(sim, resume)
     code, depth = sim.code, sim.cfg.queue_depth
     try_k, done_k, step_k = TRY, DONE, STEP        # locals: read once per event
+    halt_k, halted, block_done = K_HALT, machine.HALTED, sim.block_done
     core_cls = Core
     while times:
         t = pop(times)
@@ -146,12 +148,27 @@ def _timing_loop(sim) -> None:
                     if b is not None and (b[0] == "fence" or b[0] == "halt"):
                         q0, q1, q2, q3 = core.queues
                         if not (q0 or q1 or q2 or q3):
-                            core.wake(t)
+                            # Core.wake, written out: its step joins this time's events
+                            core.stall["drain"] += t - core.blocked_since
+                            core.blocked = None
+                            events.append(core.step_event)
             elif kind == step_k:
                 if obj.blocked is None and not obj.done:
                     d = code[obj.pc]
-                    if d.engine < 0 or obj.t > t or obj.loading:
+                    if obj.t > t or obj.loading:
                         obj.step(t)
+                    elif d.engine < 0:
+                        if d.kind != halt_k:
+                            obj.step(t)
+                        # Core.step at a HALT, written out (a block's last visit,
+                        # and the one before it while its work drains)
+                        elif obj.inflight or obj.queues[0] or obj.queues[1] or \
+                                obj.queues[2] or obj.queues[3]:
+                            obj.blocked = halted
+                            obj.t = obj.blocked_since = t
+                        else:
+                            sim.instructions += 1
+                            block_done(obj, t)
                     elif len(obj.queues[d.engine]) >= depth:
                         # Core.step's decision where the unit stands at an engine
                         # instruction whose queue is still full (a unit that stopped

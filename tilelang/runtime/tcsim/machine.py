@@ -24,6 +24,7 @@ from .decode import (K_ATOM, K_BIN, K_LDS, K_ELSE, K_ENDIF, K_ENDLOOP, K_FENCE, 
                      K_LDG, K_LOOP, K_SEL, K_SEM, K_UN, K_BREAKZ, ENGINE_NAMES)
 
 STEP, TRY, DONE, POOL = 0, 1, 2, 3
+HALTED = ("halt",)          # a unit's `blocked` at a HALT while its block's work drains
 
 # a scalar unit stopped by a full queue that nothing can pop by the unit's time blocks at
 # once (Core._stop_at_full, full_past); False: it always comes back to look (the same
@@ -145,7 +146,15 @@ class Core:
                 regs[r] = v
         self.pc = 0
         self.t = t
-        self._fresh_sems()
+        flat = self.flat
+        if flat is None or sim.hazards is not None:
+            self._fresh_sems()
+        else:               # the previous block's, reset in place (see _fresh_sems)
+            for s in flat:
+                s.count = 1
+                s.expect = s.arrivals = s.bytes = s.phase = 0
+                if s.waiters:
+                    s.waiters = []
         self.last_fence = -1.0                  # when the scalar unit last passed a FENCE
         # the previous block's state, emptied (only this core refers to it)
         if self.loops:
@@ -160,23 +169,21 @@ class Core:
             self.bufs_state = {}                # the race detector's (hazards.py)
         if sim.functional:
             self.bufs = sim.new_buffers()
-        sim.push(t, STEP, self)
+        events = sim.at.get(t)                  # sim.push, written out
+        if events is None:
+            sim.at[t] = [self.step_event]
+            heapq.heappush(sim.times, t)
+        else:
+            events.append(self.step_event)
 
     def _fresh_sems(self) -> None:
-        """The block's semaphores, all at their initial state. The previous block's are
-        reset in place: it halted with no instruction queued or in flight, so nothing
-        but this core refers to them — except the race detector's records, which keep
-        semaphores by identity (it gets new ones)."""
-        if self.flat is None or self.sim.hazards is not None:
-            self.sems = {name: [Sem(name) for _ in range(n)]
-                         for name, n in self.sim.program.sems}
-            self.flat = [s for arr in self.sems.values() for s in arr]  # decode.sem_offsets
-            return
-        for s in self.flat:
-            s.count = 1
-            s.expect = s.arrivals = s.bytes = s.phase = 0
-            if s.waiters:
-                s.waiters = []
+        """New semaphores for the block, all at their initial state. A later block on
+        the core resets the previous block's in place instead (start_block): it halted
+        with no instruction queued or in flight, so nothing but this core refers to them
+        — except the race detector's records, which keep semaphores by identity (it
+        gets new ones)."""
+        self.sems = {name: [Sem(name) for _ in range(n)] for name, n in self.sim.program.sems}
+        self.flat = [s for arr in self.sems.values() for s in arr]  # decode.sem_offsets
 
     def sem(self, ref) -> Sem:
         name, idx = ref
@@ -262,6 +269,11 @@ class Core:
                 # the scalar unit
                 if t > now:
                     self.pc, self.t = pc, t
+                    if k == K_HALT and EARLY_BLOCK and self._busy_past(t, now):
+                        # the visit at t could only block: it blocks at once, as of t
+                        self.blocked = HALTED
+                        self.blocked_since = t
+                        return
                     sim.push(t, STEP, self)
                     return
                 if k == K_SEM:
@@ -340,6 +352,19 @@ class Core:
                 pc += 1
             sim.instructions += 1
             t += c
+
+    def _busy_past(self, t: float, now: float) -> bool:
+        """Whether the block certainly has work in flight at time `t` (and at it), as of
+        `now`: an instruction still queued starts at `now` or later and completes at
+        least its engine's latency after its start (`Simulator.min_latency`; float sums
+        round monotonically, so the bound holds as computed). Until then nothing can
+        wake a unit halted or fenced on that work: blocking it at once, as of `t`,
+        leaves the state its visit at `t` would, and nothing reads it in between."""
+        bound = self.sim.min_latency
+        for e, q in enumerate(self.queues):
+            if q and now + bound[e] > t:
+                return True
+        return False
 
     def _stop_at_full(self, eng, now: float, pc: int, t: float) -> None:
         """The unit stands at `pc`, an instruction for `eng` whose queue is full, at its

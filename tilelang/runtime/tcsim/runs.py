@@ -10,6 +10,8 @@ scalar unit still charges `scalar_cycles` per instruction.
 """
 from __future__ import annotations
 
+import heapq
+
 import math
 
 from .numerics import SCALAR_BIN
@@ -449,9 +451,17 @@ def _dispatch(lines, consts, pad, pc, d, depth, c, n, inline) -> None:
               f"{inner}    eng.queued |= core.bit",
               f"{inner}    if not eng.data_active:",
               f"{inner}        bu = eng.busy_until",
-              f"{inner}        core.sim.push(ready if ready >= bu else bu, TRY, eng)"]
-    from .machine import TRY
-    consts["TRY"] = TRY
+              f"{inner}        if bu > ready:",
+              f"{inner}            ready = bu",
+              # Simulator.push of the engine's try, written out
+              f"{inner}        sim = core.sim",
+              f"{inner}        events = sim.at.get(ready)",
+              f"{inner}        if events is None:",
+              f"{inner}            sim.at[ready] = [eng.try_event]",
+              f"{inner}            heappush(sim.times, ready)",
+              f"{inner}        else:",
+              f"{inner}            events.append(eng.try_event)"]
+    consts["heappush"] = heapq.heappush
 
 
 def _closer(code, pc, end, branch_kinds) -> int:

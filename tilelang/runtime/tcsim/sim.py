@@ -72,6 +72,10 @@ class Simulator(DmaPath):
         self.port = cfg.port_bytes_per_clk
         cap = self.transfer_share = self.port / cfg.dma_transfers
         self.dma_latency = cfg.dma_latency
+        # the least time from an instruction's start to its completion, per engine
+        # (a DMA's data phase may take no time; an MMA / VEC its cost, at least 0)
+        self.min_latency = (cfg.dma_latency, cfg.dma_latency, cfg.mma_latency,
+                            cfg.vec_latency)
         self.hbm_per_clk = cfg.hbm_bytes_per_s / (self.clock_ghz * 1e9)
         self.hbm = Pool("HBM", self.hbm_per_clk * cfg.hbm_efficiency, cap, self.times, self.at)
         self.l2pool = Pool("L2", cfg.l2_bytes_per_s / (self.clock_ghz * 1e9), cap, self.times,
@@ -186,9 +190,19 @@ class Simulator(DmaPath):
                                str(core.block), core.block_start, t))
         gang = core.gang
         gang.active -= 1
-        if gang.active == 0:                  # a cluster's cores free up together
-            self._next(gang, t + self.launch_cycles if
-                       self.next_launch < len(self.launches) else t)
+        if gang.active:                       # a cluster's cores free up together
+            return
+        i = self.next_launch
+        if i < len(self.launches):
+            if self.cluster_size == 1:        # _next of one block, written out
+                self.next_launch = i + 1
+                gang.launch = i
+                gang.active = 1
+                core.start_block(self.launches[i], t + self.launch_cycles)
+            else:
+                self._next(gang, t + self.launch_cycles)
+        else:
+            self._next(gang, t)
 
     def load_scalar(self, glob, regs) -> tuple:
         """LDG: (one element of a global tensor (0 outside it), cycles until it lands).
