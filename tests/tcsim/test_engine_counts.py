@@ -179,6 +179,57 @@ def test_a_unit_at_a_halt_blocks_while_its_work_cannot_have_drained(monkeypatch)
     assert any(taken)
 
 
+# rows [r0, r1) of each 16-row tile, r1 read at run time: the load and the store are
+# stopped short (tests/constructs/test_dynamic_slices.py checks the data)
+TAIL_COPY = '''import tilelang.language as T
+
+N = T.dynamic("N")
+
+
+@T.prim_func
+def tail_copy(X: T.Tensor((N, 8), "float32"), ends: T.Tensor((N,), "int32"),
+              Y: T.Tensor((N, 8), "float32")):
+    with T.Kernel(T.ceildiv(N, 16), threads=32) as bx:
+        X_s = T.alloc_shared((16, 8), "float32")
+        r1 = T.min(bx * 16 + ends[bx], N)
+        T.copy(X[bx * 16:r1, 0:8], X_s)
+        T.copy(X_s, Y[bx * 16:r1, 0:8])
+'''
+
+
+def _tail_copy():
+    from tilelang.codegen.tcsim import compile_module
+    from tilelang.frontend import parse_module
+    art = compile_module(tile_ir(parse_module(TAIL_COPY, "tail_copy.py")), "tiny")["tail_copy"]
+    rng = np.random.default_rng(1)
+    ends = np.zeros(61, np.int32)
+    ends[:4] = [16, 3, 0, 9]
+    return art, [rng.random((61, 8)).astype(np.float32), ends, np.zeros((61, 8), np.float32)]
+
+
+@pytest.mark.parametrize("name", ["softmax_tiny", "gemm_cluster", "fp8_gemm_tiny",
+                                  "fa_resident", "tail_copy"])
+def test_the_compiled_dma_starts_count_what_the_general_start_counts(name, monkeypatch):
+    """Each DMA instruction's start is generated with its constants written in
+    (dma.compiled_starts); with every start the general one instead, ragged, stopped,
+    multicast and resident-block programs count the same."""
+    from tilelang.runtime.tcsim import dma
+    if name == "tail_copy":
+        def go():
+            art, args = _tail_copy()
+            return figures(run(art, *args, mode="timing", config="tiny"))
+    else:
+        build, args, kw = CASES[name]
+
+        def go():
+            return figures(run(build(), *args(), mode="timing", **kw))
+    compiled = go()
+    monkeypatch.setattr(dma, "compiled_starts", lambda sim, general: [general] * len(sim.code))
+    assert go() == compiled
+    if name in PINNED:
+        assert compiled == PINNED[name]
+
+
 def _branchy():
     """A loop whose body fills the vector queue inside both arms of an IF / ELSE (the
     scalar unit resumes inside a then-branch and an else-branch) and after it."""

@@ -4,7 +4,8 @@ through the bandwidth pools (bandwidth.py: the HBM misses first, then the L2 hit
 its end, `dma_latency` before it completes. The hot path of memory-bound kernels: what
 an instruction's starts read of the instruction and its tensor is taken once a run, a
 start and a pool's event are closures over the run's state (`dma_start`, `pool_events`),
-and so is a timing run's try (`timing_try`)."""
+and so is a timing run's try (`timing_try`); each DMA instruction's start is generated
+with its constants written in (`compiled_starts`)."""
 from __future__ import annotations
 
 import heapq
@@ -186,7 +187,109 @@ def dma_start(sim):
             else:
                 landed(job, now)
 
-    return start
+    starts = sim.dma_starts = compiled_starts(sim, start)
+
+    def dispatch(core, eng, op, now: float) -> None:
+        starts[op.di.index](core, eng, op, now)
+    return dispatch
+
+
+def compiled_starts(sim, general) -> list:
+    """Each DMA instruction's start, by instruction index: `general` (dma_start's)
+    with what the instruction fixes written in as constants (its tensor, box, element
+    size, direction, in-bounds and alignment checks), generated once a run. A start
+    whose box is stopped short at run time, and a multicast, gather or empty-box
+    instruction, take `general` itself."""
+    out = [None] * len(sim.code)
+    env = {"general": general, "tiled": sim.l2.tiled, "l2": sim.l2, "counts": sim.bytes,
+           "hbm": sim.hbm, "l2pool": sim.l2pool, "landed": sim._landed,
+           "l2_access": sim.l2.access, "new_tile": sim.l2._miss_tile,
+           "inbounds": nx.inbounds_elems, "useful_load": useful_load, "sectors": sectors}
+    for d in sim.code:
+        if 0 <= d.engine < 2:
+            out[d.index] = _compiled_start(sim, d, env) or general
+    return out
+
+
+def _compiled_start(sim, d, env):
+    (name, shape, esize, box, elems, load, to_smem, mcast, gather, box_ok, _, rows, span,
+     _) = sim.dma_info[d.index] or sim._dma_info(d)
+    if mcast or gather or not box_ok:
+        return None
+    sector = sim.sector
+    consts = dict(env, NAME=name, SHAPE=shape, BOX=box, TILE=d.tiles[0],
+                  BUF=d.tiles[0].buf)
+    inside = " and ".join(f"0 <= s[{i}] <= {n - e}" for i, (n, e) in enumerate(zip(shape, box)))
+    aligned = " and ".join(f"s[{i}] % {e} == 0" for i, e in enumerate(box))
+    lines = ["def start(core, eng, op, now):",
+             "    s = op.starts",
+             "    if op.stops is not None:",
+             "        return general(core, eng, op, now)",
+             f"    if {inside}:",
+             f"        inb = {elems}",
+             "        whole = True",
+             "    else:",
+             "        inb = inbounds(s, BOX, SHAPE)",
+             "        whole = False",
+             f"    nbytes = inb * {esize}",
+             f"    op.nbytes = {elems * esize}"]
+    if load:
+        lines += [f"    if inb != {elems}:",
+                  "        useful_load(core.valid, TILE, op.stages[0], s, BOX, SHAPE)",
+                  "    elif core.valid:",
+                  "        core.valid.pop((BUF, op.stages[0]), None)"]
+    if to_smem:
+        lines.append('    counts["smem"] += nbytes')
+    lines += ["    if not eng.transfers:",
+              "        eng.data_since = now",
+              "        eng.data_moved = 0",
+              "    eng.transfers += 1",
+              "    eng.data_moved += nbytes",
+              "    eng.data_active = eng.transfers >= eng.max_transfers",
+              "    op.data_start = now",
+              "    op.moved = nbytes"]
+    # the sectors of a box inside the tensor (l2.sectors), from its first element's byte
+    box_sectors = (f"{rows} * (-(-(s[-1] * {esize} + {span}) // {sector}) - "
+                   f"s[-1] * {esize} // {sector})")
+    if load:
+        lines += ["    tiling = tiled.get(NAME)",
+                  f"    if tiling is not None and tiling.box == BOX and tiling.itemsize == {esize}:",
+                  "        seen = tiling.stamps.get(s)",
+                  "        if seen is not None and l2.clock - seen[0] < l2.capacity:",
+                  "            hit = seen[1]",
+                  "            tiling.stamps[s] = (l2.clock, hit)",
+                  "            l2.hits += hit",
+                  "            miss = 0",
+                  f"        elif seen is None and whole and {aligned}:",
+                  f"            hit, miss = new_tile(tiling, s, {box_sectors})",
+                  "        else:",
+                  f"            hit, miss = l2_access(NAME, SHAPE, {esize}, s, BOX)",
+                  "    else:",
+                  f"        hit, miss = l2_access(NAME, SHAPE, {esize}, s, BOX)",
+                  f"    fetched = miss * {sector}",
+                  '    counts["l2_read"] += nbytes',
+                  '    counts["hbm_read"] += fetched',
+                  "    if not hit:",
+                  "        if fetched:",
+                  "            hbm.add(now, fetched, op, None)",
+                  "        else:",
+                  "            landed(op, now)",
+                  "    elif not miss:",
+                  "        l2pool.add(now, nbytes, op, None)",
+                  "    else:",
+                  "        hbm.add(now, fetched, op, (l2pool, nbytes * hit / (hit + miss)))"]
+    else:
+        lines += ["    if whole:",
+                  f"        written = {box_sectors} * {sector}",
+                  "    else:",
+                  f"        written = sectors(SHAPE, {esize}, s, BOX, {sector}) * {sector}",
+                  '    counts["hbm_write"] += written',
+                  "    if written:",
+                  "        hbm.add(now, written, op, None)",
+                  "    else:",
+                  "        landed(op, now)"]
+    exec("\n".join(lines), consts)        # source from decoded constants only
+    return consts["start"]
 
 
 def timing_try(sim):
@@ -197,7 +300,7 @@ def timing_try(sim):
     0 (only fixed-cost starts set it)."""
     at, times = sim.at, sim.times
     heappush = heapq.heappush
-    start = sim._start_dma
+    starts = sim.dma_starts
 
     def push_try(eng, t: float) -> None:
         events = at.get(t)                  # Simulator.push, written out
@@ -237,7 +340,7 @@ def timing_try(sim):
                 core.wake(now)
             op.start = now
             core.inflight += 1
-            start(core, eng, op, now)
+            starts[op.di.index](core, eng, op, now)
 
     fixed_start, general_one = sim._start, sim._try_one
 
@@ -302,7 +405,7 @@ def timing_try(sim):
             if index < 2:
                 op.start = now
                 core.inflight += 1
-                start(core, eng, op, now)
+                starts[op.di.index](core, eng, op, now)
             else:
                 fixed_start(core, eng, op, now)
 
