@@ -179,6 +179,16 @@ def test_a_unit_at_a_halt_blocks_while_its_work_cannot_have_drained(monkeypatch)
     assert any(taken)
 
 
+@pytest.mark.parametrize("name", ["gemm_pipelined", "softmax_tiny"])
+def test_rebasing_the_l2_clock_inside_a_dma_start_keeps_every_figure(name, monkeypatch):
+    """A compiled start writes L2's first touch of a tile out (L2._miss_tile), its
+    clock rebase included: with a rebase every few dozen sectors, the same figures."""
+    from tilelang.runtime.tcsim import l2
+    build, args, kw = CASES[name]
+    monkeypatch.setattr(l2, "REBASE", 40)
+    assert figures(run(build(), *args(), mode="timing", **kw)) == PINNED[name]
+
+
 # rows [r0, r1) of each 16-row tile, r1 read at run time: the load and the store are
 # stopped short (tests/constructs/test_dynamic_slices.py checks the data)
 TAIL_COPY = '''import tilelang.language as T

@@ -102,12 +102,12 @@ def test_the_shortcuts_answer_as_the_sector_map(ops, capacity):
 @settings(max_examples=100, deadline=None)
 @given(accesses(), st.sampled_from([16, 64]))
 def test_rebasing_the_clock_keeps_every_answer(ops, capacity):
-    saved = l2mod._REBASE
-    l2mod._REBASE = 40                       # rebase every few dozen misses
+    saved = l2mod.REBASE
+    l2mod.REBASE = 40                       # rebase every few dozen misses
     try:
         _replay(ops, capacity)
     finally:
-        l2mod._REBASE = saved
+        l2mod.REBASE = saved
 
 
 def test_a_tiled_tensor_keeps_no_map_until_the_pattern_breaks():

@@ -13,6 +13,7 @@ import math
 
 from . import numerics as nx
 from .bandwidth import flush
+from . import l2 as l2mod
 from .l2 import sectors
 from .machine import DONE
 from .useful import on_load as useful_load
@@ -203,7 +204,7 @@ def compiled_starts(sim, general) -> list:
     out = [None] * len(sim.code)
     env = {"general": general, "tiled": sim.l2.tiled, "l2": sim.l2, "counts": sim.bytes,
            "hbm": sim.hbm, "l2pool": sim.l2pool, "landed": sim._landed,
-           "l2_access": sim.l2.access, "new_tile": sim.l2._miss_tile,
+           "l2_access": sim.l2.access, "REBASE": l2mod.REBASE,
            "inbounds": nx.inbounds_elems, "useful_load": useful_load, "sectors": sectors}
     for d in sim.code:
         if 0 <= d.engine < 2:
@@ -261,7 +262,14 @@ def _compiled_start(sim, d, env):
                   "            l2.hits += hit",
                   "            miss = 0",
                   f"        elif seen is None and whole and {aligned}:",
-                  f"            hit, miss = new_tile(tiling, s, {box_sectors})",
+                  # L2._miss_tile, written out
+                  f"            miss = {box_sectors}",
+                  "            clock = l2.clock = l2.clock + miss",
+                  "            tiling.stamps[s] = (clock, miss)",
+                  "            l2.misses += miss",
+                  "            if clock > REBASE:",
+                  "                l2._rebase()",
+                  "            hit = 0",
                   "        else:",
                   f"            hit, miss = l2_access(NAME, SHAPE, {esize}, s, BOX)",
                   "    else:",
@@ -430,6 +438,8 @@ def pool_events(sim):
         defer = len(done) > 1 or (done and done[0][2].__class__ is tuple)
         if defer:
             hbm.deferred = l2pool.deferred = deferred
+        t = now + latency
+        landing = None          # the events at t, once a landing op's DONE is posted
         for _, _, job, rest in done:
             if rest is not None:
                 rest[0].add(now, rest[1], job, None)
@@ -443,13 +453,12 @@ def pool_events(sim):
                     eng.busy += took
                     lost = took - eng.data_moved / port
                     eng.stall_bw += lost if lost > 0.0 else 0.0
-                t = now + latency
-                events = at.get(t)
-                if events is None:
-                    at[t] = [(DONE, op, None)]
-                    heappush(times, t)
-                else:
-                    events.append((DONE, op, None))
+                if landing is None:
+                    landing = at.get(t)
+                    if landing is None:
+                        landing = at[t] = []
+                        heappush(times, t)
+                landing.append((DONE, op, None))
                 try_start(eng, now)
         if defer:
             hbm.deferred = l2pool.deferred = None

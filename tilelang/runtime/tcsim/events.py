@@ -81,7 +81,8 @@ def _timing_loop(sim) -> None:
     start_fixed = _fixed_starter(sim, resume)
     code, depth = sim.code, sim.cfg.queue_depth
     try_k, done_k, step_k = TRY, DONE, STEP        # locals: read once per event
-    halt_k, halted, block_done = K_HALT, machine.HALTED, sim.block_done
+    halt_k, halted, fenced = K_HALT, machine.HALTED, machine.FENCED
+    block_done = sim.block_done
     core_cls = Core
     while times:
         t = pop(times)
@@ -145,7 +146,7 @@ def _timing_loop(sim) -> None:
                                     events.append(w.try_event)    # at t
                 if inflight == 0:         # (a wake above only posts an event)
                     b = core.blocked
-                    if b is not None and (b[0] == "fence" or b[0] == "halt"):
+                    if b is halted or b is fenced:
                         q0, q1, q2, q3 = core.queues
                         if not (q0 or q1 or q2 or q3):
                             # Core.wake, written out: its step joins this time's events
@@ -158,7 +159,9 @@ def _timing_loop(sim) -> None:
                     if obj.t > t or obj.loading:
                         obj.step(t)
                     elif d.engine < 0:
-                        if d.kind != halt_k:
+                        if d.block is not None:
+                            resume(obj, d, t)
+                        elif d.kind != halt_k:
                             obj.step(t)
                         # Core.step at a HALT, written out (a block's last visit,
                         # and the one before it while its work drains)
@@ -183,14 +186,17 @@ def _timing_loop(sim) -> None:
 
 
 def _resumer(sim):
-    """`Core.step` of a unit at `now` standing at engine instruction `d` (its pc) whose
-    queue has room, with no scalar load in flight and its time not past `now`: the
-    compiled region from there (runs.py) runs without the interpreter's set-up, and
-    where it stops at a full queue, `Core._stop_at_full`'s decision is taken here. A
-    region run to its end, or an instruction without one, goes on in `Core.step`."""
+    """`Core.step` of a unit at `now` standing at instruction `d` (its pc; an engine
+    instruction's queue has room), with no scalar load in flight and its time not past
+    `now`: the compiled region from there (runs.py) runs without the interpreter's
+    set-up, and where it stops at a full queue, `Core._stop_at_full`'s decision is
+    taken here. A region run to a HALT ahead of the clock takes Core.step's early
+    block there; a region run to another end, or an instruction without one, goes on
+    in `Core.step`."""
     times, at, code = sim.times, sim.at, sim.code
     early = machine.EARLY_BLOCK
     full_past, share = machine.full_past, sim.transfer_share
+    halts = [d.kind == K_HALT for d in code] + [False]
 
     def resume(core, d, now) -> None:
         block = d.block
@@ -202,7 +208,11 @@ def _resumer(sim):
         sim.instructions += n
         core.pc, core.t = pc, t
         if pc == end:
-            core.step(now)
+            if halts[end] and t > now and early and core._busy_past(t, now):
+                core.blocked = machine.HALTED
+                core.blocked_since = t
+            else:
+                core.step(now)
             return
         eng = core.engines[code[pc].engine]
         if t > now and not (early and not core.loading and full_past(eng, t, share)):

@@ -93,7 +93,7 @@ class L2:
         self.clock += total
         tiling.stamps[starts] = (self.clock, total)
         self.misses += total
-        if self.clock > _REBASE:
+        if self.clock > REBASE:
             self._rebase()
         return 0, total
 
@@ -131,7 +131,7 @@ class L2:
         self.boxes[key] = (self.clock, total)
         self.hits += hit
         self.misses += miss
-        if self.clock > _REBASE:
+        if self.clock > REBASE:
             self._rebase()
         return hit, miss
 
@@ -198,7 +198,8 @@ class L2:
         return new
 
 
-_REBASE = 1 << 40
+# stamps are rebased past this clock (dma.compiled_starts reads it once a run)
+REBASE = 1 << 40
 
 
 def _aligned(starts, box) -> bool:

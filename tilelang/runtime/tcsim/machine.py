@@ -24,7 +24,9 @@ from .decode import (K_ATOM, K_BIN, K_LDS, K_ELSE, K_ENDIF, K_ENDLOOP, K_FENCE, 
                      K_LDG, K_LOOP, K_SEL, K_SEM, K_UN, K_BREAKZ, ENGINE_NAMES)
 
 STEP, TRY, DONE, POOL = 0, 1, 2, 3
-HALTED = ("halt",)          # a unit's `blocked` at a HALT while its block's work drains
+# a unit's `blocked` at a FENCE (or ATOM) and at a HALT while its block's work drains
+# (one object each: the event loop tells them apart by identity)
+FENCED, HALTED = ("fence",), ("halt",)
 
 # a scalar unit stopped by a full queue that nothing can pop by the unit's time blocks at
 # once (Core._stop_at_full, full_past); False: it always comes back to look (the same
@@ -139,8 +141,12 @@ class Core:
         self.block = coords
         self.block_start = t
         regs = self.regs = sim.blank_regs.copy()      # the preloaded registers
-        for r, v in zip(sim.block_regs, coords):
-            regs[r] = v
+        span = sim.block_span
+        if span is not None:
+            regs[span] = coords
+        else:
+            for r, v in zip(sim.block_regs, coords):
+                regs[r] = v
         if sim.preload_overlaps:                      # a preload wins over a coordinate
             for r, v in sim.preload:
                 regs[r] = v
@@ -271,6 +277,7 @@ class Core:
                     self.pc, self.t = pc, t
                     if k == K_HALT and EARLY_BLOCK and self._busy_past(t, now):
                         # the visit at t could only block: it blocks at once, as of t
+                        # (events._resumer takes the same decision after a region)
                         self.blocked = HALTED
                         self.blocked_since = t
                         return
@@ -284,13 +291,13 @@ class Core:
                     busy = self.inflight or q0 or q1 or q2 or q3
                     if k == K_ATOM:
                         if busy:
-                            self.block_on(("fence",), now, pc, t)  # earlier writes land first
+                            self.block_on(FENCED, now, pc, t)  # earlier writes land first
                             return
                         x = a[2]
                         regs[a[0][1]] = sim.atomic_scalar(a[1], regs,
                                                           regs[x[1]] if x[0] else x[1])
                     elif busy:
-                        self.block_on(("fence" if k == K_FENCE else "halt",), now, pc, t)
+                        self.block_on(FENCED if k == K_FENCE else HALTED, now, pc, t)
                         return
                     elif k == K_HALT:
                         sim.instructions += 1

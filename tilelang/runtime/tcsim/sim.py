@@ -52,6 +52,12 @@ class Simulator(DmaPath):
         for r, v in self.preload:
             self.blank_regs[r] = v
         self.block_regs = program.block_regs
+        # consecutive block registers, one for each grid dimension: a launch writes
+        # a block's coordinates as one slice (Core.start_block)
+        regs = tuple(program.block_regs)
+        self.block_span = slice(regs[0], regs[0] + len(regs)) \
+            if regs and regs == tuple(range(regs[0], regs[0] + len(regs))) and \
+            len(regs) == len(env["__grid__"]) else None
         self.preload_overlaps = bool({r for r, _ in self.preload} & set(program.block_regs))
         self.grid = tuple(env["__grid__"])
         self.order = block_order(self.grid, program.raster)
