@@ -20,13 +20,11 @@ def _agenda(steps, deferring):
         if step[0] == "push":
             at.setdefault(step[1], []).append(("other", k))
             continue
+        # an idle pool of 1 byte/cycle given t bytes at time 0 posts its completion at t
         pool, t = pools[step[1]], step[2]
-        pool.version += 1
-        if deferring:
-            pool.deferred = deferred
-            pool._defer(t, at.get(t))
-        else:
-            at.setdefault(t, []).append((POOL, pool, pool.version))
+        pool.heap, pool.n, pool.v, pool.t = [], 0, 0.0, 0.0
+        pool.deferred = deferred
+        pool.add(0.0, t, ("job", k), None)
     if deferring:
         flush(deferred, at, times)
     live = {id(p): p.version for p in pools}

@@ -69,22 +69,20 @@ class Pool:
         t = self.t + (left if left > 0.0 else 0.0) / (share if share < cap else cap)
         self.posted = t
         events = self.at.get(t)
-        if self.deferred is not None:
-            self._defer(t, events)
+        deferred = self.deferred
+        if deferred is not None:
+            # kept for `flush` with the number of events its time has now; this
+            # pool's earlier post (one a pool: two at most) could only be stale
+            for i, post in enumerate(deferred):
+                if post[0] is self:
+                    del deferred[i]
+                    break
+            deferred.append((self, t, 0 if events is None else len(events), version))
         elif events is None:
             self.at[t] = [(POOL, self, version)]
             _heappush(self.times, t)
         else:
             events.append((POOL, self, version))
-
-    def _defer(self, t: float, events) -> None:
-        """Keep a post for `flush`, with the number of events its time has now."""
-        deferred = self.deferred
-        for i, post in enumerate(deferred):   # (one post a pool: two at most)
-            if post[0] is self:               # superseded: that event could only be stale
-                del deferred[i]
-                break
-        deferred.append((self, t, 0 if events is None else len(events), self.version))
 
     def post(self) -> None:
         """Post the next completion (if any) as an event of this version."""

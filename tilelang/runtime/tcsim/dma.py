@@ -199,11 +199,11 @@ def compiled_starts(sim, general) -> list:
     """Each DMA instruction's start, by instruction index: `general` (dma_start's)
     with what the instruction fixes written in as constants (its tensor, box, element
     size, direction, in-bounds and alignment checks), generated once a run. A start
-    whose box is stopped short at run time, and a multicast, gather or empty-box
-    instruction, take `general` itself."""
+    whose box is stopped short at run time, and a gather or empty-box instruction,
+    take `general` itself."""
     out = [None] * len(sim.code)
     env = {"general": general, "tiled": sim.l2.tiled, "l2": sim.l2, "counts": sim.bytes,
-           "hbm": sim.hbm, "l2pool": sim.l2pool, "landed": sim._landed,
+           "hbm": sim.hbm, "l2pool": sim.l2pool, "landed": sim._landed, "join": sim._join_multicast,
            "l2_access": sim.l2.access, "REBASE": l2mod.REBASE,
            "inbounds": nx.inbounds_elems, "useful_load": useful_load, "sectors": sectors}
     for d in sim.code:
@@ -215,7 +215,7 @@ def compiled_starts(sim, general) -> list:
 def _compiled_start(sim, d, env):
     (name, shape, esize, box, elems, load, to_smem, mcast, gather, box_ok, _, rows, span,
      _) = sim.dma_info[d.index] or sim._dma_info(d)
-    if mcast or gather or not box_ok:
+    if gather or not box_ok:
         return None
     sector = sim.sector
     consts = dict(env, NAME=name, SHAPE=shape, BOX=box, TILE=d.tiles[0],
@@ -249,6 +249,12 @@ def _compiled_start(sim, d, env):
               "    eng.data_active = eng.transfers >= eng.max_transfers",
               "    op.data_start = now",
               "    op.moved = nbytes"]
+    job = "op"
+    if mcast:                       # one transfer for the cluster, by its last block
+        job = "job"
+        lines += ["    job = join(core, op, now)",
+                  "    if job is None:",
+                  "        return"]
     # the sectors of a box inside the tensor (l2.sectors), from its first element's byte
     box_sectors = (f"{rows} * (-(-(s[-1] * {esize} + {span}) // {sector}) - "
                    f"s[-1] * {esize} // {sector})")
@@ -279,13 +285,13 @@ def _compiled_start(sim, d, env):
                   '    counts["hbm_read"] += fetched',
                   "    if not hit:",
                   "        if fetched:",
-                  "            hbm.add(now, fetched, op, None)",
+                  f"            hbm.add(now, fetched, {job}, None)",
                   "        else:",
-                  "            landed(op, now)",
+                  f"            landed({job}, now)",
                   "    elif not miss:",
-                  "        l2pool.add(now, nbytes, op, None)",
+                  f"        l2pool.add(now, nbytes, {job}, None)",
                   "    else:",
-                  "        hbm.add(now, fetched, op, (l2pool, nbytes * hit / (hit + miss)))"]
+                  f"        hbm.add(now, fetched, {job}, (l2pool, nbytes * hit / (hit + miss)))"]
     else:
         lines += ["    if whole:",
                   f"        written = {box_sectors} * {sector}",
@@ -293,9 +299,9 @@ def _compiled_start(sim, d, env):
                   f"        written = sectors(SHAPE, {esize}, s, BOX, {sector}) * {sector}",
                   '    counts["hbm_write"] += written',
                   "    if written:",
-                  "        hbm.add(now, written, op, None)",
+                  f"        hbm.add(now, written, {job}, None)",
                   "    else:",
-                  "        landed(op, now)"]
+                  f"        landed({job}, now)"]
     exec("\n".join(lines), consts)        # source from decoded constants only
     return consts["start"]
 
@@ -358,6 +364,7 @@ def timing_try(sim):
         something queued) and a DMA's start written out."""
         slots = eng.slots
         index = eng.index
+        last = len(slots) - 1
         while True:
             if eng.data_active:
                 return
@@ -390,7 +397,7 @@ def timing_try(sim):
                         blocked = True
                         break
                 else:
-                    eng.rr = (k + 1) % len(slots)
+                    eng.rr = k + 1 if k < last else 0
                     op = head
                     break
             if op is None:
@@ -406,7 +413,7 @@ def timing_try(sim):
             queue = core.queues[index]
             queue.popleft()
             if not queue:
-                eng.queued &= ~(1 << core.slot)
+                eng.queued &= ~core.bit
             b = core.blocked
             if b is not None and b[0] == "queue" and b[1] is eng:
                 core.wake(now)

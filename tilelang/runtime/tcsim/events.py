@@ -75,7 +75,7 @@ def run_timing(sim) -> None:
 
 def _timing_loop(sim) -> None:
     times, at = sim.times, sim.at
-    pop = heapq.heappop
+    pop, heappush = heapq.heappop, heapq.heappush
     try_start, pool_event = sim.try_start, sim._pool_event
     resume = _resumer(sim)
     start_fixed = _fixed_starter(sim, resume)
@@ -97,14 +97,20 @@ def _timing_loop(sim) -> None:
                     # waiting, and only a head that can start costs a call
                     bu = obj.busy_until
                     if bu > t:
-                        _push(times, at, bu, obj.try_event)
-                        continue
-                    queue = obj.slots[0].queues[obj.index]
-                    if not queue:
-                        continue
-                    op = queue[0]
-                    if op.ready > t:
-                        _push(times, at, op.ready, obj.try_event)
+                        later = bu
+                    else:
+                        queue = obj.slots[0].queues[obj.index]
+                        if not queue:
+                            continue
+                        op = queue[0]
+                        later = op.ready
+                    if later > t:
+                        pushed = at.get(later)          # _push, written out
+                        if pushed is None:
+                            at[later] = [obj.try_event]
+                            heappush(times, later)
+                        else:
+                            pushed.append(obj.try_event)
                         continue
                     for sem, ph in op.waits:
                         if sem.phase <= ph:
