@@ -72,11 +72,12 @@ class Pool:
         deferred = self.deferred
         if deferred is not None:
             # kept for `flush` with the number of events its time has now; this
-            # pool's earlier post (one a pool: two at most) could only be stale
-            for i, post in enumerate(deferred):
-                if post[0] is self:
-                    del deferred[i]
-                    break
+            # pool's earlier post (one a pool, of the two pools) could only be stale
+            if deferred:
+                if deferred[-1][0] is self:
+                    deferred.pop()
+                elif deferred[0][0] is self:
+                    del deferred[0]
             deferred.append((self, t, 0 if events is None else len(events), version))
         elif events is None:
             self.at[t] = [(POOL, self, version)]

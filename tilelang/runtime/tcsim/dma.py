@@ -226,27 +226,32 @@ def _compiled_start(sim, d, env):
              "    s = op.starts",
              "    if op.stops is not None:",
              "        return general(core, eng, op, now)",
+             f"    op.nbytes = {elems * esize}",
              f"    if {inside}:",
-             f"        inb = {elems}",
              "        whole = True",
-             "    else:",
-             "        inb = inbounds(s, BOX, SHAPE)",
-             "        whole = False",
-             f"    nbytes = inb * {esize}",
-             f"    op.nbytes = {elems * esize}"]
+             f"        nbytes = {elems * esize}"]
     if load:
-        lines += [f"    if inb != {elems}:",
-                  "        useful_load(core.valid, TILE, op.stages[0], s, BOX, SHAPE)",
-                  "    elif core.valid:",
-                  "        core.valid.pop((BUF, op.stages[0]), None)"]
+        lines += ["        if core.valid:",
+                  "            core.valid.pop((BUF, op.stages[0]), None)"]
+    lines += ["    else:",
+              "        whole = False",
+              "        inb = inbounds(s, BOX, SHAPE)",
+              f"        nbytes = inb * {esize}"]
+    if load:
+        lines += [f"        if inb != {elems}:",
+                  "            useful_load(core.valid, TILE, op.stages[0], s, BOX, SHAPE)",
+                  "        elif core.valid:",
+                  "            core.valid.pop((BUF, op.stages[0]), None)"]
     if to_smem:
         lines.append('    counts["smem"] += nbytes')
-    lines += ["    if not eng.transfers:",
+    lines += ["    n = eng.transfers",
+              "    if n:",
+              "        eng.data_moved += nbytes",
+              "    else:",
               "        eng.data_since = now",
-              "        eng.data_moved = 0",
-              "    eng.transfers += 1",
-              "    eng.data_moved += nbytes",
-              "    eng.data_active = eng.transfers >= eng.max_transfers",
+              "        eng.data_moved = nbytes",
+              "    eng.transfers = n = n + 1",
+              "    eng.data_active = n >= eng.max_transfers",
               "    op.data_start = now",
               "    op.moved = nbytes"]
     job = "op"
@@ -256,11 +261,13 @@ def _compiled_start(sim, d, env):
                   "    if job is None:",
                   "        return"]
     # the sectors of a box inside the tensor (l2.sectors), from its first element's byte
-    box_sectors = (f"{rows} * (-(-(s[-1] * {esize} + {span}) // {sector}) - "
-                   f"s[-1] * {esize} // {sector})")
+    box_sectors = (f"(-(-(s[-1] * {esize} + {span}) // {sector}) - s[-1] * {esize} // {sector})"
+                   + (f" * {rows}" if rows != 1 else ""))
     if load:
         lines += ["    tiling = tiled.get(NAME)",
-                  f"    if tiling is not None and tiling.box == BOX and tiling.itemsize == {esize}:",
+                  # (BOX itself where this instruction's access made the tiling)
+                  "    if tiling is not None and (tiling.box is BOX or tiling.box == BOX) and "
+                  f"tiling.itemsize == {esize}:",
                   "        seen = tiling.stamps.get(s)",
                   "        if seen is not None and l2.clock - seen[0] < l2.capacity:",
                   "            hit = seen[1]",
@@ -364,11 +371,12 @@ def timing_try(sim):
         something queued) and a DMA's start written out."""
         slots = eng.slots
         index = eng.index
+        fixed = index >= 2              # (only fixed-cost starts set busy_until)
         last = len(slots) - 1
         while True:
             if eng.data_active:
                 return
-            if eng.busy_until > now:
+            if fixed and eng.busy_until > now:
                 push_try(eng, eng.busy_until)
                 return
             queued = eng.queued
@@ -417,12 +425,12 @@ def timing_try(sim):
             b = core.blocked
             if b is not None and b[0] == "queue" and b[1] is eng:
                 core.wake(now)
-            if index < 2:
+            if fixed:
+                fixed_start(core, eng, op, now)
+            else:
                 op.start = now
                 core.inflight += 1
                 starts[op.di.index](core, eng, op, now)
-            else:
-                fixed_start(core, eng, op, now)
 
     return try_one if sim.resident == 1 else try_multi
 
