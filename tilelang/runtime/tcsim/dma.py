@@ -353,9 +353,7 @@ def timing_try(sim):
             if eng.waiting:
                 eng.stall_sem += now - eng.wait_since
                 eng.waiting = False
-            queue.popleft()
-            if not queue:
-                eng.queued &= ~(1 << core.slot)
+            queue.popleft()         # (one slot: no `queued` bits are read)
             b = core.blocked
             if b is not None and b[0] == "queue" and b[1] is eng:
                 core.wake(now)
