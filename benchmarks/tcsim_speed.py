@@ -14,12 +14,20 @@ sides run the config without the L2 latency of scalar loads, which the baseline 
 not have (a scalar load there always takes the DMA latency).
 Without `--full` the shapes are the table's kernels at a quarter to a sixteenth of
 the table's work, so a turn takes minutes, not the table's ten.
+
+CPU times on a shared machine spread by tens of percent from run to run. With
+`--instructions` (valgrind on the PATH) each side's launch is also counted in executed
+machine instructions (cachegrind: one child that simulates the launch, less one that
+only loads it), which repeat to the last digit, and their ratio is printed beside the
+times'.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -43,6 +51,8 @@ if getattr(cfg, "l2_latency", 0):            # the baseline's rule: every scalar
     cfg = cfg.with_(l2_latency=0)            # takes the DMA latency
 args = [np.load(a) if isinstance(a, str) else (tuple(a[0]), a[1])
         for a in json.loads(open(sys.argv[2]).read())]
+if sys.argv[4:] == ["load-only"]:             # the part an instruction count subtracts
+    sys.exit(0)
 t = time.process_time()
 rep = run(art, *args, config=cfg, mode="timing")
 print(json.dumps({"cpu": time.process_time() - t, "cycles": rep.cycles}))
@@ -95,13 +105,40 @@ def turn(tree: str, art: str, args: str) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def instructions(tree: str, art: str, args: str) -> int:
+    """Machine instructions a launch of `art` executes under `tree`'s engine: a child
+    that simulates it, less one that only loads it (cachegrind, no cache model). The
+    count repeats exactly when nothing else varies: one interpreter, fixed string
+    hashes, one BLAS thread, no cycle collector, a fixed working directory."""
+    from tilelang.runtime.tcsim.sim import CLOCK_TOLERANCE
+    env = dict(os.environ, PYTHONPATH=tree, PYTHONHASHSEED="0", OPENBLAS_NUM_THREADS="1",
+               OMP_NUM_THREADS="1")
+    child = "import gc; gc.disable()\n" + CHILD
+    counts = []
+    for extra in (["load-only"], []):
+        out = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no",
+                              "--cachegrind-out-file=/dev/null", sys.executable, "-c",
+                              child, art, args, str(CLOCK_TOLERANCE)] + extra,
+                             cwd=tree, env=env, capture_output=True, text=True,
+                             timeout=7200)
+        found = re.search(r"I\s+refs:\s+([\d,]+)", out.stderr)
+        if out.returncode or not found:
+            raise RuntimeError(f"{art} under {tree}: cachegrind failed:\n{out.stderr[-2000:]}")
+        counts.append(int(found.group(1).replace(",", "")))
+    return counts[1] - counts[0]
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--baseline", default="7e2729b")
     ap.add_argument("--turns", type=int, default=2)
     ap.add_argument("--full", action="store_true", help="the table's own shapes")
     ap.add_argument("--cases", nargs="*", default=list(CASES))
+    ap.add_argument("--instructions", action="store_true",
+                    help="also count each side's executed instructions (valgrind)")
     args = ap.parse_args(argv)
+    if args.instructions and shutil.which("valgrind") is None:
+        raise SystemExit("--instructions needs valgrind on the PATH")
     with tempfile.TemporaryDirectory() as tmp:
         base = baseline_tree(args.baseline, tmp)
         ratios = []
@@ -118,11 +155,19 @@ def main(argv=None) -> None:
                 raise SystemExit(f"{case}: cycle counts differ: {sorted(cycles)}")
             ratio = min(base_t) / min(new_t)
             ratios.append(ratio)
+            extra = {"cycles": cycles.pop(), "full": args.full,
+                     "turns_new": new_t, "turns_baseline": base_t}
+            if args.instructions:
+                extra["instructions_baseline"] = instructions(base, art, spec)
+                extra["instructions_new"] = instructions(str(ROOT), art, spec)
             report("tcsim_speed", f"{case}: CPU seconds per launch", min(new_t), "s",
                    baseline=min(base_t), baseline_name=f"engine of {args.baseline}",
-                   extra={"cycles": cycles.pop(), "full": args.full,
-                          "turns_new": new_t, "turns_baseline": base_t})
+                   extra=extra)
             print(f"  {case}: {ratio:.2f}x faster, same cycle count")
+            if args.instructions:
+                b, n = extra["instructions_baseline"], extra["instructions_new"]
+                print(f"  {case}: {n / 1e9:.3f} G instructions against {b / 1e9:.3f} G: "
+                      f"{b / n:.2f}x fewer")
         geo = 1.0
         for r in ratios:
             geo *= r
