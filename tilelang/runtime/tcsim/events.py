@@ -222,7 +222,7 @@ def _resumer(sim):
             return
         eng = core.engines[code[pc].engine]
         if t > now and not (early and not core.loading and full_past(eng, t, share)):
-            _push(times, at, t, (STEP, core, None))
+            _push(times, at, t, core.step_event)
         else:
             core.blocked = ("queue", eng)
             core.blocked_since = t
@@ -266,7 +266,7 @@ def _fixed_starter(sim, resume):
                     # run_timing is handling)
                     core.stall["queue_full"] += now - core.blocked_since
                     core.blocked = None
-                    events_now.append((STEP, core, None))
+                    events_now.append(core.step_event)
             # Simulator._start, an MMA / VEC instruction: a fixed cost (`op.start` is
             # for traces, which a timing run has none of)
             core.inflight += 1
