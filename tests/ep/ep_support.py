@@ -63,9 +63,12 @@ def run_mpi(argv: list, num_ranks: int, ranks_per_host: int) -> str:
     env = dict(os.environ, TILELANG_EP_TIMEOUT=TIMEOUT_S, TILELANG_NUM_THREADS="1",
                TILELANG_EP_RANKS_PER_HOST=str(ranks_per_host),
                MPIEXEC_TIMEOUT=str(MPI_RUN_LIMIT_S))
+    # restore_signals=False: mpiexec inherits this process's SIGPIPE disposition
+    # (ignored), so a write of hydra's to a closed pipe or socket fails with an error
+    # naming the write in its stderr instead of killing mpiexec silently (-13)
     proc = subprocess.run([exe, "-n", str(num_ranks), sys.executable, *argv], env=env,
                           stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                          timeout=MPI_RUN_LIMIT_S + 60)
+                          timeout=MPI_RUN_LIMIT_S + 60, restore_signals=False)
     left = leftovers()
     assert proc.returncode == 0, mpiexec_report(proc) + f"\nleft in /dev/shm: {left}"
     assert left == []
