@@ -1,8 +1,8 @@
-"""T.reduce_min / reduce_max / reduce_sum of bool tiles, on both targets, against numpy:
-min is `all` (np.min), max is `any` (np.max), and a sum into a bool buffer is `any` too
-(`x.sum(dtype=bool)`: the sum saturates at True, as TileLang's C++ `bool` does), never
-the parity an `add` of one-bit integers would give. Rows with an even number of Trues in
-a row tell a saturating sum from an XOR."""
+"""T.reduce_min / reduce_max / reduce_sum (and abssum / absmax, |x| being x) of bool
+tiles, on both targets, against numpy: min is `all` (np.min), max is `any` (np.max), and
+a sum into a bool buffer is `any` too (`x.sum(dtype=bool)`: the sum saturates at True, as
+TileLang's C++ `bool` does), never the parity an `add` of one-bit integers would give.
+Rows with an even number of Trues in a row tell a saturating sum from an XOR."""
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
@@ -10,12 +10,15 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 import tilelang
 import tilelang.language as T
 
-_FNS = {"min": T.reduce_min, "max": T.reduce_max, "sum": T.reduce_sum}
+_FNS = {"min": T.reduce_min, "max": T.reduce_max, "sum": T.reduce_sum,
+        "abssum": T.reduce_abssum, "absmax": T.reduce_absmax}
 
 
 def _ref(a: np.ndarray, op: str, dim: int) -> np.ndarray:
     return {"min": lambda: a.min(dim), "max": lambda: a.max(dim),
-            "sum": lambda: a.sum(dim, dtype=bool)}[op]()
+            "sum": lambda: a.sum(dim, dtype=bool),
+            "abssum": lambda: np.abs(a).sum(dim, dtype=bool),
+            "absmax": lambda: np.abs(a).max(dim)}[op]()
 
 
 @tilelang.jit(out_idx=-1)
@@ -45,7 +48,7 @@ def _rows(N: int) -> np.ndarray:
     return a
 
 
-@pytest.mark.parametrize("op", ["min", "max", "sum"])
+@pytest.mark.parametrize("op", ["min", "max", "sum", "abssum", "absmax"])
 @pytest.mark.parametrize("N", [5, 8, 33])
 def test_bool_reduce_rows(target, op, N):
     A = _rows(N)
