@@ -3,12 +3,10 @@ sharing memory, as DeepEP writes it and with -1 slots in topk_idx; and on 2
 emulated hosts x 2 ranks through MPI, where the handle reads as DeepEP's internode one
 and combine adds test_internode's bias pair."""
 import os
-import subprocess
-import sys
 
 import pytest
 
-from ep_support import HERE, TIMEOUT_S, launch, leftovers, mpiexec, report
+from ep_support import HERE, launch, report, run_mpi
 
 WORKER = os.path.join(HERE, "intranode_worker.py")
 
@@ -22,14 +20,5 @@ def test_deepep_intranode_recipe(ep_kernels, variant, num_ranks):
 
 
 def test_deepep_recipe_two_hosts_of_two(ep_kernels):
-    pytest.importorskip("mpi4py")
-    exe = mpiexec()
-    if exe is None:
-        pytest.skip("no mpiexec (pip install mpich)")
-    env = dict(os.environ, TILELANG_EP_TIMEOUT=TIMEOUT_S, TILELANG_NUM_THREADS="1",
-               TILELANG_EP_RANKS_PER_HOST="2")
-    proc = subprocess.run([exe, "-n", "4", sys.executable, WORKER], env=env,
-                          capture_output=True, text=True, timeout=300)
-    assert leftovers() == []
-    assert proc.returncode == 0, report([proc.returncode], [proc.stdout + proc.stderr])
-    assert all(f"RANK {r} OK" in proc.stdout for r in range(4))
+    out = run_mpi([WORKER], 4, ranks_per_host=2)
+    assert all(f"RANK {r} OK" in out for r in range(4))

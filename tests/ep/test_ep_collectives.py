@@ -18,7 +18,7 @@ def test_recipe_shm_wide_ragged_rows(ep_kernels):
 
 
 def test_recipe_mpi_two_hosts_of_two(ep_kernels):
-    out = run_mpi("recipe", 4, ranks_per_host=2)
+    out = run_mpi([WORKERS, "recipe"], 4, ranks_per_host=2)
     assert all(f"RANK {r} OK" in out for r in range(4))
 
 

@@ -219,6 +219,40 @@ def test_lower_reduce_max_clear_and_absmax_accumulate():
     """)
 
 
+
+def test_lower_bool_reduce_starts_from_all_and_any():
+    """A bool min is T.min (and) from True: all; a bool sum is T.max (or) from False: any,
+    saturating where an add of one-bit integers would give the parity. The language spells
+    these `and` / `or`, so the after text is compared as printed, not parsed back."""
+    got = lower_tile_ops(parse("""
+        @T.prim_func
+        def kern(A: T.Tensor((4, 8), "bool")):
+            with T.Kernel(1, threads=1) as bx:
+                S = T.alloc_fragment((4, 8), "bool")
+                lo = T.alloc_fragment((4,), "bool")
+                s = T.alloc_fragment((8,), "bool")
+                T.reduce_min(S, lo, dim=1)
+                T.reduce_sum(S, s, dim=0)
+    """))
+    verify(got)
+    body = print_module(got).split("with T.Kernel(1, threads=1) as bx:\n", 1)[1]
+    assert textwrap.dedent(body) == textwrap.dedent("""\
+        S = T.alloc_fragment((4, 8), "bool")
+        lo = T.alloc_fragment((4,), "bool")
+        s = T.alloc_fragment((8,), "bool")
+        for i in T.Parallel(4):
+            lo[i] = True
+        for i_0 in T.Parallel(4):
+            for j in range(8):
+                lo[i_0] = T.min(lo[i_0], S[i_0, j])
+        for i_1 in T.Parallel(8):
+            s[i_1] = False
+        for i_2 in range(4):
+            for j_0 in T.Parallel(8):
+                s[j_0] = T.max(s[j_0], S[i_2, j_0])
+    """), print_module(got)
+
+
 def test_lower_tile_atomic_add():
     check(lower_tile_ops, """
         @T.prim_func

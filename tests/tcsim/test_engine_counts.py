@@ -275,6 +275,60 @@ def test_resume_points_inside_branches_count_what_the_interpreter_counts(monkeyp
     assert compiled[-1] == 3 + 3 * (11 + 8) + 3 * (11 + 14)
 
 
+def _load_then_full():
+    """A loop body whose compiled region, resumed where a pop of the vector queue woke
+    the unit, dispatches a vector op, issues a scalar load (LDG) and stops at the next
+    vector op: the queue is full again and the engine busy for 64 cycles, so nothing can
+    pop it by the unit's time (machine.full_past), but the load is in flight."""
+    from .progs import program
+    vec = "VEC.EXP2 Y, X shape=64x64"
+    body = "\n".join([vec] * 5 + ["LDG r5, S[0]", vec, "VEC.MOV Z, r5 shape=1"])
+    return program(f"LOOP 6\n{body}\nENDLOOP\nHALT", params=["S tensor float32 [4]"],
+                   bufs=["X RF float32 [64, 64]", "Y RF float32 [64, 64]",
+                         "Z RF float32 [1]"])
+
+
+def test_a_unit_stopped_with_a_load_in_flight_comes_back_in_both_loops(monkeypatch):
+    """Core._stop_at_full blocks a unit early only with no scalar load in flight; the
+    timing loop's STEP handler, resuming a compiled region that issued an LDG, must
+    take the same decision (it once blocked early there). Both loops make the same
+    scalar-unit visits while a load is in flight, among them visits at a full queue
+    whose engine is busy past the visit (the ones an early block would skip), and
+    count the same figures and stalls (pinned)."""
+    from tilelang.runtime.tcsim import events, machine
+    visits = []
+    step = machine.Core.step
+
+    def spy(core, now):
+        if core.loading:
+            d = core.code[core.pc]
+            idle = d.engine >= 0 and len(core.queues[d.engine]) >= core.depth and \
+                machine.full_past(core.engines[d.engine], now, core.sim.transfer_share)
+            visits.append((now, core.pc, idle))
+        step(core, now)
+
+    def once():
+        visits.clear()
+        r = run(_load_then_full(), np.arange(4, dtype=np.float32), mode="timing",
+                config="tiny")
+        return figures(r), r.stalls, list(visits)
+    monkeypatch.setattr(machine.Core, "step", spy)
+    timing = once()
+    monkeypatch.setattr(events, "run_timing", events.run_general)
+    general = once()
+    assert timing == general
+    figs, stalls, seen = timing
+    # the region stops at the VEC after the LDG (pc 7) at 7, 389, 774, ...: the unit
+    # comes back there with the engine busy till 66, 451, 836, ...
+    assert [v for v in seen if v[2]] == [(7.0, 7, True), (389.0, 7, True), (774.0, 7, True),
+                                         (1159.0, 7, True), (1544.0, 7, True),
+                                         (1929.0, 7, True)]
+    # the vector engine never idles once started at 2: 36 EXP2s of 64 cycles and six
+    # one-cycle MOVs, then its latency of 4
+    assert figs == (2 + 36 * 64 + 6 + 4, 0.0, 0.0, 0.0, 0, 0, 1.0, 56)
+    assert stalls == {"sem_wait": 0.0, "bandwidth": 0.0, "queue_full": 2002.0, "drain": 259.0}
+
+
 def test_functional_mode_keeps_its_cycles_too():
     """Functional mode (numerics, race detector) times the same as timing mode."""
     rng = np.random.default_rng(3)

@@ -130,11 +130,10 @@ class _Lowering:
         ivars = self.loop_vars(src.ndim)
         dst_idx = _reduced_indices(op, ivars)
         value = _cast(Load(src, tuple(ivars), src.dtype, span=op.span), ddt)
-        if op.kind in ("abssum", "absmax"):
+        if op.kind in ("abssum", "absmax") and not dtypes.is_bool(ddt):
             value = Call("abs", (value,), ddt, span=op.span)
         current = Load(dst, dst_idx, ddt, span=op.span)
-        combine = {"sum": "+", "abssum": "+", "max": "max", "absmax": "max",
-                   "min": "min"}[op.kind]
+        combine = _COMBINE_BOOL[op.kind] if dtypes.is_bool(ddt) else _COMBINE[op.kind]
         update = Store(dst, dst_idx, Binary(combine, current, value, ddt, span=op.span),
                        span=op.span)
         # Loops in src's dim order keep accesses contiguous; only `dim` carries a dependence.
@@ -145,7 +144,9 @@ class _Lowering:
     def reduce_init(self, op: Reduce) -> Stmt:
         dst = op.dst
         ivars = self.loop_vars(dst.ndim)
-        init = Store(dst, tuple(ivars), _identity(op.kind, dst.dtype, op), span=op.span)
+        # bool too: False for sum / max (any), True for min (all)
+        identity = make_const(dtypes.reduction_identity(op.kind, dst.dtype), dst.dtype)
+        init = Store(dst, tuple(ivars), identity, span=op.span)
         return _nest(ivars, list(dst.shape), ["parallel"] * dst.ndim, init, op.span)
 
 
@@ -176,6 +177,13 @@ def _matrix_axes(region: Region, op) -> list[int]:
 
 def _extent(region: Region, dim: int) -> int:
     return region.extents[dim]
+
+
+_COMBINE = {"sum": "+", "abssum": "+", "max": "max", "absmax": "max", "min": "min"}
+# Bool reductions as numpy and TileLang's C++ give them: a sum saturates (any, as max
+# does), never the parity an add of one-bit integers gives; min is all. max / min, not
+# and / or, which the CPU target short-circuits (a branch per element).
+_COMBINE_BOOL = {"sum": "max", "abssum": "max", "max": "max", "absmax": "max", "min": "min"}
 
 
 def _bind(axes, ivars) -> dict[int, Var]:
@@ -258,12 +266,6 @@ def _reduced_indices(op: Reduce, ivars: list[Var]) -> tuple[Expr, ...]:
         return tuple(make_const(0, v.dtype) if d == op.dim else v
                      for d, v in enumerate(ivars))
     return tuple(v for d, v in enumerate(ivars) if d != op.dim)
-
-
-def _identity(kind: str, dtype: str, op: Reduce) -> Expr:
-    if dtypes.is_bool(dtype):
-        raise InternalError(f"{op.span}: reduce_{kind} into a {dtype} buffer")
-    return make_const(dtypes.reduction_identity(kind, dtype), dtype)
 
 
 __all__ = ["lower_tile_ops"]

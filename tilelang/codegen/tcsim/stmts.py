@@ -3,6 +3,8 @@ to LOOP / ENDLOOP, while loops to LOOP / BREAKZ / ENDLOOP, ifs to IF / ELSE / EN
 to scalar registers."""
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 from ...ir.nodes import (Alloc, Const, Copy, Fill, For, Gemm, If, Let, Load, Prefetch, Reduce,
                          Region, Seq, Store, TileAtomic, Atomic, AtomicFetch, While)
 from ...ir.visitor import substitute, walk
@@ -335,13 +337,21 @@ class StmtLowering:
         self.store(self._view(s.src, "T.atomic_" + s.op), s.dst, reduce=s.op)
 
     # ------------------------------------------------------------------ control flow
-    def loop(self, s: For) -> None:
+    @contextmanager
+    def steering(self, s):
+        """Inside loop or if `s`, counted in `steered` where the blocks of a cluster may
+        take different paths through it (ClusterVarying.steers): no load in it is
+        multicast (_shared_by_cluster)."""
         steered = self.cluster is not None and self.cluster.steers(s)
         self.steered += steered
         try:
-            self._loop(s)
+            yield
         finally:
             self.steered -= steered
+
+    def loop(self, s: For) -> None:
+        with self.steering(s):
+            self._loop(s)
 
     def _loop(self, s: For) -> None:
         if s.kind in ("parallel", "vectorized") and (not isinstance(s.extent, Const) or any(
@@ -417,12 +427,8 @@ class StmtLowering:
         em.emit("ENDLOOP")
 
     def if_(self, s: If) -> None:
-        steered = self.cluster is not None and self.cluster.steers(s)
-        self.steered += steered
-        try:
+        with self.steering(s):
             self._if(s)
-        finally:
-            self.steered -= steered
 
     def _if(self, s: If) -> None:
         em = self.em
