@@ -219,7 +219,6 @@ def test_lower_reduce_max_clear_and_absmax_accumulate():
     """)
 
 
-
 def test_lower_bool_reduce_starts_from_all_and_any():
     """A bool min is T.min (and) from True: all; a bool sum is T.max (or) from False: any,
     saturating where an add of one-bit integers would give the parity. The language spells

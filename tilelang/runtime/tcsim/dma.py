@@ -220,8 +220,7 @@ def _compiled_start(sim, d, env):
     sector = sim.sector
     consts = dict(env, NAME=name, SHAPE=shape, BOX=box, TILE=d.tiles[0],
                   BUF=d.tiles[0].buf)
-    inside = " and ".join(f"0 <= s[{i}] <= {n - e}" for i, (n, e) in enumerate(zip(shape, box)))
-    aligned = " and ".join(f"s[{i}] % {e} == 0" for i, e in enumerate(box))
+    inside, aligned = _inside_test(shape, box), _aligned_test(box)
     lines = ["def start(core, eng, op, now):",
              "    s = op.starts",
              "    if op.stops is not None:",
@@ -488,8 +487,7 @@ def _inside(shape, box):
     check runs once a DMA start."""
     if min(box) <= 0:
         return lambda starts: False
-    bounds = " and ".join(f"0 <= s[{i}] <= {n - e}" for i, (n, e) in enumerate(zip(shape, box)))
-    return eval(f"lambda s: {bounds}")
+    return eval(f"lambda s: {_inside_test(shape, box)}")
 
 
 def _aligned_to(box):
@@ -497,4 +495,14 @@ def _aligned_to(box):
     along its dim (l2._aligned, the extents written out as constants)."""
     if min(box) <= 0:
         return lambda starts: False
-    return eval("lambda s: " + " and ".join(f"s[{i}] % {e} == 0" for i, e in enumerate(box)))
+    return eval(f"lambda s: {_aligned_test(box)}")
+
+
+def _inside_test(shape, box) -> str:
+    """The source of `_inside`'s test of the starts `s` (a non-empty box)."""
+    return " and ".join(f"0 <= s[{i}] <= {n - e}" for i, (n, e) in enumerate(zip(shape, box)))
+
+
+def _aligned_test(box) -> str:
+    """The source of `_aligned_to`'s test of the starts `s` (a non-empty box)."""
+    return " and ".join(f"s[{i}] % {e} == 0" for i, e in enumerate(box))
