@@ -11,7 +11,6 @@ scalar unit still charges `scalar_cycles` per instruction.
 from __future__ import annotations
 
 import heapq
-
 import math
 
 from .numerics import SCALAR_BIN
